@@ -1,0 +1,90 @@
+//go:build linux || darwin
+
+package bucket
+
+import (
+	"errors"
+	"os"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// fileStat is what the file store needs from fstat: the generation (inode
+// and change time) that goes into an ETag, and the object's metadata.
+type fileStat struct {
+	ino     uint64
+	ctime   int64 // nanoseconds since the epoch
+	size    int64
+	mtime   time.Time
+	regular bool
+}
+
+func statOf(st *unix.Stat_t) fileStat {
+	return fileStat{
+		ino:     uint64(st.Ino),
+		ctime:   st.Ctim.Nano(),
+		size:    st.Size,
+		mtime:   time.Unix(0, st.Mtim.Nano()),
+		regular: st.Mode&unix.S_IFMT == unix.S_IFREG,
+	}
+}
+
+// statFile fstats an open file.
+func statFile(f *os.File) (fileStat, error) {
+	var st unix.Stat_t
+	var err error
+	rc, err := f.SyscallConn()
+	if err != nil {
+		return fileStat{}, err
+	}
+	if cerr := rc.Control(func(fd uintptr) { err = unix.Fstat(int(fd), &st) }); cerr != nil {
+		return fileStat{}, cerr
+	}
+	if err != nil {
+		return fileStat{}, &os.PathError{Op: "fstat", Path: f.Name(), Err: err}
+	}
+	return statOf(&st), nil
+}
+
+// statPath stats a path, following symlinks as open does.
+func statPath(p string) (fileStat, error) {
+	var st unix.Stat_t
+	if err := unix.Stat(p, &st); err != nil {
+		return fileStat{}, &os.PathError{Op: "stat", Path: p, Err: err}
+	}
+	return statOf(&st), nil
+}
+
+// tryLock takes an exclusive flock on f without blocking. It reports false
+// when another open file description holds the lock.
+func tryLock(f *os.File) (bool, error) {
+	rc, err := f.SyscallConn()
+	if err != nil {
+		return false, err
+	}
+	if cerr := rc.Control(func(fd uintptr) {
+		for {
+			err = unix.Flock(int(fd), unix.LOCK_EX|unix.LOCK_NB)
+			if !errors.Is(err, unix.EINTR) {
+				return
+			}
+		}
+	}); cerr != nil {
+		return false, cerr
+	}
+	if errors.Is(err, unix.EWOULDBLOCK) {
+		return false, nil
+	}
+	if err != nil {
+		return false, &os.PathError{Op: "flock", Path: f.Name(), Err: err}
+	}
+	return true, nil
+}
+
+// unlockFile releases f's flock (closing f would too).
+func unlockFile(f *os.File) {
+	if rc, err := f.SyscallConn(); err == nil {
+		_ = rc.Control(func(fd uintptr) { _ = unix.Flock(int(fd), unix.LOCK_UN) })
+	}
+}
