@@ -6,7 +6,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"hash/fnv"
 	"io"
 	"io/fs"
 	"os"
@@ -14,7 +13,6 @@ import (
 	"sort"
 	"strings"
 	"syscall"
-	"time"
 )
 
 // File is a Store on a local directory, safe across goroutines and across
@@ -99,23 +97,13 @@ func checkFileKey(key string) error {
 }
 
 func (s *File) Get(ctx context.Context, key string) ([]byte, Object, error) {
-	if err := ctxErr(ctx); err != nil {
-		return nil, Object{}, err
-	}
-	data, o, err := s.read(key, true)
-	if err != nil {
-		return nil, Object{}, fmt.Errorf("get %s: %w", key, err)
-	}
-	return data, o, nil
+	return s.load(ctx, "get", key, true)
 }
 
 func (s *File) GetRange(ctx context.Context, key string, r Range) ([]byte, Object, error) {
-	if err := ctxErr(ctx); err != nil {
-		return nil, Object{}, err
-	}
-	data, o, err := s.read(key, true)
+	data, o, err := s.load(ctx, "get", key, true)
 	if err != nil {
-		return nil, Object{}, fmt.Errorf("get %s: %w", key, err)
+		return nil, Object{}, err
 	}
 	lo, hi, err := r.Resolve(int64(len(data)))
 	if err != nil {
@@ -125,14 +113,19 @@ func (s *File) GetRange(ctx context.Context, key string, r Range) ([]byte, Objec
 }
 
 func (s *File) Head(ctx context.Context, key string) (Object, error) {
+	_, o, err := s.load(ctx, "head", key, false)
+	return o, err
+}
+
+func (s *File) load(ctx context.Context, verb, key string, keep bool) ([]byte, Object, error) {
 	if err := ctxErr(ctx); err != nil {
-		return Object{}, err
+		return nil, Object{}, err
 	}
-	_, o, err := s.read(key, false)
+	data, o, err := s.read(key, keep)
 	if err != nil {
-		return Object{}, fmt.Errorf("head %s: %w", key, err)
+		return nil, Object{}, fmt.Errorf("%s %s: %w", verb, key, err)
 	}
-	return o, nil
+	return data, o, nil
 }
 
 // read opens key and hashes (and, if keep, returns) exactly the bytes it
@@ -209,7 +202,7 @@ func (s *File) Put(ctx context.Context, key string, data []byte, cond Cond) (Obj
 		prev = &st
 	case err == nil: // a directory: it goes only if empty
 		if err := os.Remove(p); err != nil {
-			return Object{}, s.conflict(key, err)
+			return Object{}, fmt.Errorf("put %s: %w", key, s.conflict(key, err))
 		}
 	case !missing(err):
 		return Object{}, fmt.Errorf("put %s: %w", key, fsErr(err))
@@ -249,30 +242,18 @@ func (s *File) write(key, p string, data []byte, prev *fileStat) (Object, error)
 			os.Remove(tmp.Name())
 		}
 	}()
-	if _, err := tmp.Write(data); err != nil {
-		return Object{}, fsErr(err)
+	_, err := tmp.Write(data)
+	if err == nil {
+		err = tmp.Chmod(0o644)
 	}
-	if err := tmp.Chmod(0o644); err != nil {
-		return Object{}, fsErr(err)
+	if err == nil {
+		err = tmp.Sync()
 	}
-	if err := tmp.Sync(); err != nil {
-		return Object{}, fsErr(err)
+	if err == nil && prev != nil {
+		err = changedAfter(tmp, prev.ctime)
 	}
-	if prev != nil {
-		deadline := time.Now().Add(2 * time.Second)
-		for {
-			st, err := statFile(tmp)
-			if err != nil {
-				return Object{}, fsErr(err)
-			}
-			if st.ctime > prev.ctime || time.Now().After(deadline) {
-				break
-			}
-			time.Sleep(time.Millisecond)
-			if err := tmp.Chmod(0o644); err != nil { // bumps the change time
-				return Object{}, fsErr(err)
-			}
-		}
+	if err != nil {
+		return Object{}, fsErr(err)
 	}
 	if err := os.Rename(tmp.Name(), p); err != nil {
 		if errors.Is(err, syscall.EISDIR) || errors.Is(err, syscall.ENOTDIR) ||
@@ -303,8 +284,8 @@ func (s *File) conflict(key string, cause error) error {
 	for i := 1; i < len(segs); i++ {
 		other := strings.Join(segs[:i], "/")
 		if st, err := statPath(s.path(other)); err == nil && st.regular {
-			return fmt.Errorf("put %s: %w: object %q exists, and a file store cannot also hold keys under it such as %q",
-				key, ErrInvalidKey, other, key)
+			return fmt.Errorf("%w: object %q exists, and a file store cannot also hold keys under it such as %q",
+				ErrInvalidKey, other, key)
 		}
 	}
 	other := ""
@@ -316,10 +297,10 @@ func (s *File) conflict(key string, cause error) error {
 		return nil
 	})
 	if other != "" {
-		return fmt.Errorf("put %s: %w: object %q exists, and a file store cannot also hold %q, a key it lies under",
-			key, ErrInvalidKey, other, key)
+		return fmt.Errorf("%w: object %q exists, and a file store cannot also hold %q, a key it lies under",
+			ErrInvalidKey, other, key)
 	}
-	return fmt.Errorf("put %s: %w", key, fsErr(cause))
+	return fsErr(cause)
 }
 
 func (s *File) Delete(ctx context.Context, key string) error {
@@ -396,7 +377,7 @@ func (s *File) List(ctx context.Context, prefix, startAfter string, limit int) (
 				return fs.SkipDir
 			}
 			return ctx.Err()
-		case d.Type().IsRegular() && strings.HasPrefix(k, prefix) && k > startAfter:
+		case d.Type().IsRegular() && strings.HasPrefix(k, prefix) && k > startAfter && checkFileKey(k) == nil:
 			keys = append(keys, k)
 		}
 		return nil
@@ -428,52 +409,6 @@ func (s *File) List(ctx context.Context, prefix, startAfter string, limit int) (
 		p.Objects = append(p.Objects, o)
 	}
 	return p, nil
-}
-
-// lock takes key's stripe: first the in-process lock, then an exclusive
-// flock on the stripe's lock file. Waiting honours ctx; the caller must
-// call unlock.
-func (s *File) lock(ctx context.Context, key string) (unlock func(), err error) {
-	h := fnv.New32a()
-	h.Write([]byte(key))
-	i := h.Sum32() % fileStripes
-	select {
-	case s.stripes[i] <- struct{}{}:
-	case <-ctx.Done():
-		return nil, ctxErr(ctx)
-	}
-	release := func() { <-s.stripes[i] }
-	name := filepath.Join(s.lockDir(), fmt.Sprint(i))
-	f, err := os.OpenFile(name, os.O_RDWR|os.O_CREATE, 0o644)
-	if missing(err) {
-		if err = os.MkdirAll(s.lockDir(), 0o755); err == nil {
-			f, err = os.OpenFile(name, os.O_RDWR|os.O_CREATE, 0o644)
-		}
-	}
-	if err != nil {
-		release()
-		return nil, fmt.Errorf("lock: %w: %w", errNotSent, fsErr(err))
-	}
-	for wait := 100 * time.Microsecond; ; wait = min(2*wait, 20*time.Millisecond) {
-		ok, err := tryLock(f)
-		if err != nil {
-			f.Close()
-			release()
-			return nil, fmt.Errorf("lock: %w: %w", errNotSent, fsErr(err))
-		}
-		if ok {
-			return func() { unlockFile(f); f.Close(); release() }, nil
-		}
-		t := time.NewTimer(wait)
-		select {
-		case <-t.C:
-		case <-ctx.Done():
-			t.Stop()
-			f.Close()
-			release()
-			return nil, ctxErr(ctx)
-		}
-	}
 }
 
 func syncDir(dir string) error {

@@ -181,13 +181,14 @@ func TestFile_ReservedKeys(t *testing.T) {
 	}
 }
 
-func TestFile_CrashLeftoversNotListed(t *testing.T) {
+func TestFile_StrayFilesNotListed(t *testing.T) {
 	s, root := newFile(t)
 	ctx := t.Context()
 	if _, err := s.Put(ctx, "c/k", []byte("v"), bucket.Cond{}); err != nil {
 		t.Fatal(err)
 	}
-	for _, p := range []string{"c/.celld-tmp-xyz", ".celld-tmp-abc"} {
+	// Crash debris, and a file put there by hand under a name no key has.
+	for _, p := range []string{"c/.celld-tmp-xyz", ".celld-tmp-abc", "c/bad\x01name"} {
 		if err := os.WriteFile(filepath.Join(root, p), []byte("half"), 0o600); err != nil {
 			t.Fatal(err)
 		}

@@ -3,8 +3,12 @@
 package bucket
 
 import (
+	"context"
 	"errors"
+	"fmt"
+	"hash/fnv"
 	"os"
+	"path/filepath"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -33,7 +37,6 @@ func statOf(st *unix.Stat_t) fileStat {
 // statFile fstats an open file.
 func statFile(f *os.File) (fileStat, error) {
 	var st unix.Stat_t
-	var err error
 	rc, err := f.SyscallConn()
 	if err != nil {
 		return fileStat{}, err
@@ -86,5 +89,67 @@ func tryLock(f *os.File) (bool, error) {
 func unlockFile(f *os.File) {
 	if rc, err := f.SyscallConn(); err == nil {
 		_ = rc.Control(func(fd uintptr) { _ = unix.Flock(int(fd), unix.LOCK_UN) })
+	}
+}
+
+// lock takes key's stripe: first the in-process lock, then an exclusive
+// flock on the stripe's lock file. Waiting honours ctx; the caller must
+// call unlock.
+func (s *File) lock(ctx context.Context, key string) (unlock func(), err error) {
+	h := fnv.New32a()
+	h.Write([]byte(key))
+	i := h.Sum32() % fileStripes
+	select {
+	case s.stripes[i] <- struct{}{}:
+	case <-ctx.Done():
+		return nil, ctxErr(ctx)
+	}
+	release := func() { <-s.stripes[i] }
+	name := filepath.Join(s.lockDir(), fmt.Sprint(i))
+	f, err := os.OpenFile(name, os.O_RDWR|os.O_CREATE, 0o644)
+	if missing(err) {
+		if err = os.MkdirAll(s.lockDir(), 0o755); err == nil {
+			f, err = os.OpenFile(name, os.O_RDWR|os.O_CREATE, 0o644)
+		}
+	}
+	if err != nil {
+		release()
+		return nil, fmt.Errorf("lock: %w: %w", errNotSent, fsErr(err))
+	}
+	for wait := 100 * time.Microsecond; ; wait = min(2*wait, 20*time.Millisecond) {
+		ok, err := tryLock(f)
+		if err != nil {
+			f.Close()
+			release()
+			return nil, fmt.Errorf("lock: %w: %w", errNotSent, fsErr(err))
+		}
+		if ok {
+			return func() { unlockFile(f); f.Close(); release() }, nil
+		}
+		t := time.NewTimer(wait)
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+			f.Close()
+			release()
+			return nil, ctxErr(ctx)
+		}
+	}
+}
+
+// changedAfter bumps f's change time (by a no-op chmod) until it is later
+// than ctime, waiting out a coarse clock tick, for at most two seconds.
+func changedAfter(f *os.File, ctime int64) error {
+	deadline := time.Now().Add(2 * time.Second)
+	for {
+		st, err := statFile(f)
+		if err != nil || st.ctime > ctime || time.Now().After(deadline) {
+			return err
+		}
+		time.Sleep(time.Millisecond)
+		if err := f.Chmod(0o644); err != nil {
+			return err
+		}
 	}
 }

@@ -1,0 +1,197 @@
+package core
+
+import "fmt"
+
+type cell struct {
+	phase    CellPhase
+	epoch    uint64 // owned: our epoch; claiming: the epoch we write
+	etag     string // owned: ETag of our own.json
+	prev     Own    // the record we decided on
+	prevETag string // its ETag ("" when there was none)
+	issuedAt int64  // node clock when the owner-lease read was issued
+	rounds   int    // read-decide-write rounds
+	reads    int    // settle reads for the current ambiguous claim
+	op       OpID
+}
+
+func (m *Machine) cellRead(fx *effects, name string, c *cell, key string) {
+	c.op = m.newOp(opTarget{cell: name})
+	fx.add(Read{Op: c.op, Key: key})
+}
+
+func (m *Machine) acquire(fx *effects, now int64, name string) {
+	if !m.Serving(now) {
+		fx.reply(name, AcquireResult{Kind: Unavailable, Detail: "node does not hold its lease"})
+		return
+	}
+	if c, ok := m.cells[name]; ok {
+		switch c.phase {
+		case CellOwned:
+			fx.reply(name, AcquireResult{Kind: Owned, Epoch: c.epoch})
+		case CellReleasing:
+			fx.reply(name, AcquireResult{Kind: Unavailable, Detail: "cell is being released"})
+		}
+		return // an acquisition in flight answers when it ends
+	}
+	c := &cell{phase: CellReadingOwner}
+	m.cells[name] = c
+	m.cellRead(fx, name, c, OwnKey(name))
+}
+
+func (m *Machine) giveUp(fx *effects, name, detail string) {
+	m.forget(name)
+	fx.reply(name, AcquireResult{Kind: Unavailable, Detail: detail})
+}
+
+func (m *Machine) forget(name string) {
+	for op, t := range m.ops {
+		if !t.lease && t.cell == name {
+			delete(m.ops, op)
+		}
+	}
+	delete(m.cells, name)
+}
+
+// decide looks at an ownership record we just read (found=false: none) and
+// claims the cell, checks its owner's lease, or gives up.
+func (m *Machine) decide(fx *effects, now int64, name string, c *cell, found bool, data []byte, etag string) {
+	if c.rounds >= MaxClaimRounds {
+		m.giveUp(fx, name, fmt.Sprintf("contended: %d claim rounds lost", c.rounds))
+		return
+	}
+	c.rounds++
+	if !found {
+		c.prev, c.prevETag = Own{}, ""
+		m.claim(fx, name, c, 1)
+		return
+	}
+	own, err := DecodeOwn(data)
+	if err != nil {
+		m.giveUp(fx, name, fmt.Sprintf("%s: %v", OwnKey(name), err))
+		return
+	}
+	c.prev, c.prevETag = own, etag
+	if own.Released || own.Session == m.cfg.Session || m.cfg.Mutation == MutSkipOwnerLeaseCheck {
+		m.claim(fx, name, c, own.Epoch+1)
+		return
+	}
+	c.phase, c.issuedAt = CellCheckingLease, now
+	m.cellRead(fx, name, c, LeaseKey(own.Node))
+}
+
+func (m *Machine) claim(fx *effects, name string, c *cell, epoch uint64) {
+	if m.cfg.Mutation == MutSkipEpochBump && epoch > 1 {
+		epoch--
+	}
+	c.phase, c.epoch, c.reads = CellClaiming, epoch, 0
+	c.op = m.newOp(opTarget{cell: name})
+	w := Write{Op: c.op, Key: OwnKey(name), Data: Encode(Own{Node: m.cfg.Node, Session: m.cfg.Session, Epoch: epoch})}
+	if c.prevETag == "" {
+		w.Cond = IfAbsent
+	} else {
+		w.Cond, w.ETag = IfMatch, c.prevETag
+	}
+	fx.add(w)
+}
+
+func (m *Machine) owned(fx *effects, name string, c *cell, etag string) {
+	c.phase, c.etag = CellOwned, etag
+	fx.add(StartCell{Cell: name, Epoch: c.epoch})
+	fx.reply(name, AcquireResult{Kind: Owned, Epoch: c.epoch})
+}
+
+func (m *Machine) onCellDone(fx *effects, name string, e Done) {
+	c := m.cells[name]
+	c.op = 0
+	switch c.phase {
+	case CellReadingOwner:
+		switch e.Outcome {
+		case NotFound:
+			m.decide(fx, e.Now, name, c, false, nil, "")
+		case Applied:
+			m.decide(fx, e.Now, name, c, true, e.Data, e.ETag)
+		default:
+			m.giveUp(fx, name, "read ownership record: store unavailable")
+		}
+	case CellCheckingLease:
+		m.judgeOwner(fx, e, name, c)
+	case CellClaiming:
+		switch e.Outcome {
+		case Applied:
+			m.owned(fx, name, c, e.ETag)
+		case Rejected:
+			c.phase = CellReadingOwner // another claimant won: look again
+			m.cellRead(fx, name, c, OwnKey(name))
+		case Ambiguous:
+			c.phase, c.reads = CellSettling, 1
+			m.cellRead(fx, name, c, OwnKey(name))
+		default:
+			m.giveUp(fx, name, "write ownership record: store unavailable")
+		}
+	case CellSettling:
+		switch e.Outcome {
+		case Applied:
+			if own, err := DecodeOwn(e.Data); err == nil && own.Session == m.cfg.Session && own.Epoch == c.epoch && !own.Released {
+				m.owned(fx, name, c, e.ETag) // our claim landed
+				return
+			}
+			m.decide(fx, e.Now, name, c, true, e.Data, e.ETag)
+		case NotFound:
+			m.decide(fx, e.Now, name, c, false, nil, "")
+		default:
+			if c.reads < MaxSettleReads {
+				c.reads++
+				m.cellRead(fx, name, c, OwnKey(name))
+				return
+			}
+			// The record may name us; a later Acquire reads it and claims
+			// the next epoch, so nothing is stuck.
+			m.giveUp(fx, name, "could not settle an ambiguous ownership write")
+		}
+	case CellReleasing:
+		if e.Outcome == Ambiguous && m.cfg.Mutation == MutAmbiguousAsRejected {
+			c.phase = CellOwned
+			fx.add(StartCell{Cell: name, Epoch: c.epoch})
+			return
+		}
+		m.forget(name) // applied, refused or unknown: all harmless
+	}
+}
+
+// judgeOwner decides from the recorded owner's lease whether that owner is
+// alive. Expiry is judged by our clock when the read was issued, plus the
+// skew margin: the record was at least that fresh then.
+func (m *Machine) judgeOwner(fx *effects, e Done, name string, c *cell) {
+	switch e.Outcome {
+	case NotFound:
+		m.claim(fx, name, c, c.prev.Epoch+1) // owner's lease is gone
+		return
+	case Applied:
+	default:
+		m.giveUp(fx, name, "read owner lease: store unavailable")
+		return
+	}
+	l, err := DecodeLease(e.Data)
+	if err != nil {
+		m.giveUp(fx, name, fmt.Sprintf("owner lease %s: %v", LeaseKey(c.prev.Node), err))
+		return
+	}
+	if l.Session != c.prev.Session || c.issuedAt > l.Expires+m.cfg.Margin {
+		m.claim(fx, name, c, c.prev.Epoch+1)
+		return
+	}
+	m.forget(name)
+	fx.reply(name, AcquireResult{Kind: Elsewhere, Node: l.Node, Advertise: l.Advertise})
+}
+
+func (m *Machine) release(fx *effects, now int64, name string) {
+	c, ok := m.cells[name]
+	if !ok || c.phase != CellOwned {
+		return
+	}
+	fx.add(StopCell{Cell: name, Epoch: c.epoch, Reason: "released"})
+	c.phase = CellReleasing
+	c.op = m.newOp(opTarget{cell: name})
+	fx.add(Write{Op: c.op, Key: OwnKey(name), Cond: IfMatch, ETag: c.etag,
+		Data: Encode(Own{Node: m.cfg.Node, Session: m.cfg.Session, Epoch: c.epoch, Released: true})})
+}
