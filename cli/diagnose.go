@@ -31,6 +31,9 @@ func diagnoseCommand(g *globals) *cli.Command {
 			&cli.BoolFlag{Name: "json", Usage: "print a machine-readable report", Destination: &o.JSON},
 		},
 		Action: func(ctx context.Context, cmd *cli.Command) error {
+			if err := noArgs(cmd); err != nil {
+				return err
+			}
 			s, err := g.openStore()
 			if err != nil {
 				return err

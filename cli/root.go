@@ -56,6 +56,24 @@ func usageErr(format string, args ...any) error {
 	return &Error{Err: fmt.Errorf(format, args...), Code: ExitUsage}
 }
 
+// onUsageError turns a flag-parsing error into a usage error (exit 2). It
+// is set on every command: urfave/cli does not inherit OnUsageError, so a
+// bad flag after a subcommand would otherwise come back as a plain error
+// (exit 1) with the help text dumped on stdout.
+func onUsageError(_ context.Context, cmd *cli.Command, err error, _ bool) error {
+	return &Error{Err: err, Code: ExitUsage, Hint: "see " + cmd.FullName() + " --help"}
+}
+
+// noArgs rejects positional arguments for a command that takes none, so a
+// stray word (say, a bucket URL without --bucket) is not silently ignored.
+func noArgs(cmd *cli.Command) error {
+	if cmd.Args().Present() {
+		return &Error{Err: fmt.Errorf("%s takes no arguments, got %q", cmd.Name, cmd.Args().Slice()),
+			Code: ExitUsage, Hint: "see " + cmd.FullName() + " --help"}
+	}
+	return nil
+}
+
 // globals are the flags every command shares.
 type globals struct {
 	Bucket   string
@@ -69,7 +87,7 @@ func New(version string) *cli.Command {
 	cli.VersionPrinter = func(cmd *cli.Command) {
 		fmt.Fprintf(cmd.Root().Writer, "celld %s\n", cmd.Root().Version)
 	}
-	return &cli.Command{
+	root := &cli.Command{
 		Name:                  "celld",
 		Usage:                 "run Cloudflare Workers and Durable Objects on machines you own",
 		Version:               version,
@@ -78,8 +96,14 @@ func New(version string) *cli.Command {
 		ErrWriter:             os.Stderr,
 		// Errors are returned to main, which owns the exit code.
 		ExitErrHandler: func(context.Context, *cli.Command, error) {},
-		OnUsageError: func(_ context.Context, _ *cli.Command, err error, _ bool) error {
-			return &Error{Err: err, Code: ExitUsage, Hint: "see celld --help"}
+		OnUsageError:   onUsageError,
+		// Without an action urfave/cli answers an unknown command with
+		// "No help topic" as a plain error (exit 1); it is bad input.
+		Action: func(_ context.Context, cmd *cli.Command) error {
+			if cmd.Args().Present() {
+				return &Error{Err: fmt.Errorf("unknown command %q", cmd.Args().First()), Code: ExitUsage, Hint: "see celld --help"}
+			}
+			return cli.ShowRootCommandHelp(cmd)
 		},
 		Flags: []cli.Flag{
 			&cli.StringFlag{
@@ -106,4 +130,10 @@ func New(version string) *cli.Command {
 			diagnoseCommand(g),
 		},
 	}
+	for _, c := range root.Commands {
+		if c.OnUsageError == nil {
+			c.OnUsageError = onUsageError
+		}
+	}
+	return root
 }

@@ -155,6 +155,7 @@ func (m *Machine) onCellDone(fx *effects, name string, e Done) {
 			return
 		}
 		m.forget(name) // applied, refused or unknown: all harmless
+		fx.add(Released{Cell: name})
 	}
 }
 

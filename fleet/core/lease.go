@@ -6,12 +6,12 @@ import "fmt"
 type leaseStep uint8
 
 const (
-	leaseIdle       leaseStep = iota
-	leaseCreate               // create-if-absent, or CAS over a dead predecessor
-	leaseReadPrev             // read the record that refused our create
-	leaseSettleNew            // re-read after an ambiguous create
-	leaseRenew                // CAS renewal
-	leaseCheck                // read after a rejected or ambiguous renewal
+	leaseIdle      leaseStep = iota
+	leaseCreate              // create-if-absent, or CAS over a dead predecessor
+	leaseReadPrev            // read the record that refused our create
+	leaseSettleNew           // re-read after an ambiguous create
+	leaseRenew               // CAS renewal
+	leaseCheck               // read after a rejected or ambiguous renewal
 )
 
 type leaseOp struct {

@@ -143,6 +143,10 @@ type Reply struct {
 	Result AcquireResult
 }
 
+// Released: the release write of Cell has settled (applied, refused or
+// unknown — all harmless); the cell is forgotten.
+type Released struct{ Cell string }
+
 // StartFailed: the node cannot take its lease (its name is held by a live
 // session and the config says not to wait).
 type StartFailed struct{ Detail string }
@@ -156,6 +160,7 @@ func (StopCell) effect()    {}
 func (Fence) effect()       {}
 func (Reply) effect()       {}
 func (StartFailed) effect() {}
+func (Released) effect()    {}
 
 // ResultKind says how an Acquire ended.
 type ResultKind uint8
@@ -204,12 +209,12 @@ func (p NodePhase) String() string { return nodePhaseNames[p] }
 type CellPhase uint8
 
 const (
-	CellReadingOwner CellPhase = iota + 1 // reading own.json
-	CellCheckingLease                     // reading the recorded owner's lease
-	CellClaiming                          // create / CAS of own.json in flight
-	CellSettling                          // re-reading own.json after an ambiguous claim
-	CellOwned                             // ours at Epoch
-	CellReleasing                         // release CAS in flight
+	CellReadingOwner  CellPhase = iota + 1 // reading own.json
+	CellCheckingLease                      // reading the recorded owner's lease
+	CellClaiming                           // create / CAS of own.json in flight
+	CellSettling                           // re-reading own.json after an ambiguous claim
+	CellOwned                              // ours at Epoch
+	CellReleasing                          // release CAS in flight
 )
 
 var cellPhaseNames = [...]string{"", "reading_owner", "checking_owner_lease", "claiming", "settling", "owned", "releasing"}

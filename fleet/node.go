@@ -1,0 +1,196 @@
+// Package fleet is the coordination shared by `celld serve` and the CLI:
+// node leases, cell ownership and epochs, self-fencing, and the fleet's
+// format and secret records. Decisions live in the pure core (fleet/core);
+// this package is the thin executor that carries its effects out against a
+// bucket.Store with a real clock, and hands out per-cell owner contexts
+// that are cancelled, with cause ErrNotOwner, the moment a cell is lost or
+// the node fences.
+package fleet
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/celldgo/celld/bucket"
+	"github.com/celldgo/celld/fleet/core"
+)
+
+// Errors.
+var (
+	// ErrNotOwner is the cause of an owner context's cancellation.
+	ErrNotOwner = errors.New("not the owner of this cell any more")
+	// ErrFenced: the node lost its lease and stopped.
+	ErrFenced = errors.New("node fenced")
+	// ErrUnavailable: an acquisition could not finish now; try again.
+	ErrUnavailable = errors.New("cell unavailable")
+	// ErrClosed: the node was closed.
+	ErrClosed = errors.New("node closed")
+)
+
+// ElsewhereError reports a cell owned by another live node.
+type ElsewhereError struct {
+	Cell, Node, Advertise string
+}
+
+func (e *ElsewhereError) Error() string {
+	return fmt.Sprintf("cell %s is owned by live node %s (%s)", e.Cell, e.Node, e.Advertise)
+}
+
+// Config of a node or tool lease.
+type Config struct {
+	Node      string
+	Advertise string
+	Version   string
+	Kind      string // core.KindNode (default) or core.KindTool
+	TTL       time.Duration
+	Margin    time.Duration
+	// WaitForPrevious waits for a live session holding the same node name
+	// to expire instead of failing at start.
+	WaitForPrevious bool
+	// OpTimeout bounds each store call; past it a write is ambiguous.
+	OpTimeout time.Duration
+	Logger    *slog.Logger
+	// Now is the clock (tests); default time.Now.
+	Now func() time.Time
+}
+
+// Node is a running lease holder. All decisions run on one goroutine.
+type Node struct {
+	cfg     Config
+	store   bucket.Store
+	m       *core.Machine
+	log     *slog.Logger
+	events  chan core.Event
+	expires atomic.Int64 // confirmed published expiry, unix ms
+	session string
+
+	ready     chan struct{}
+	readyOnce sync.Once
+	startErr  error
+
+	fenced     chan struct{}
+	fenceCause atomic.Value // string
+
+	done   chan struct{} // loop exited
+	stop   context.CancelFunc
+	ctx    context.Context
+	timers [4]*time.Timer
+
+	mu       sync.Mutex
+	owners   map[string]*Owner
+	waiters  map[string][]chan core.AcquireResult
+	releases map[string][]chan struct{}
+	inflight sync.WaitGroup
+}
+
+// Owner is this node's ownership of one cell at one epoch.
+type Owner struct {
+	Cell  string
+	Epoch uint64
+	ctx   context.Context
+	stop  context.CancelCauseFunc
+}
+
+// Context is cancelled with cause ErrNotOwner when the cell is lost,
+// released or the node fences.
+func (o *Owner) Context() context.Context { return o.ctx }
+
+// NewSession returns a random session id.
+func NewSession() string {
+	var b [12]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+// Start takes the node's lease and returns once it is held.
+func Start(ctx context.Context, store bucket.Store, cfg Config) (*Node, error) {
+	if cfg.Node == "" {
+		return nil, errors.New("start node: empty node name")
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.TTL == 0 {
+		cfg.TTL = 10 * time.Second
+	}
+	if cfg.Margin == 0 {
+		cfg.Margin = 5 * time.Second
+	}
+	if cfg.OpTimeout == 0 {
+		cfg.OpTimeout = min(cfg.TTL/3, 10*time.Second)
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	n := &Node{
+		cfg: cfg, store: store, log: cfg.Logger, session: NewSession(),
+		events: make(chan core.Event, 256), ready: make(chan struct{}), fenced: make(chan struct{}), done: make(chan struct{}),
+		owners: map[string]*Owner{}, waiters: map[string][]chan core.AcquireResult{}, releases: map[string][]chan struct{}{},
+	}
+	n.m = core.New(core.Config{
+		Node: cfg.Node, Session: n.session, Advertise: cfg.Advertise, Version: cfg.Version, Kind: cfg.Kind,
+		Started: n.nowMS(), TTL: cfg.TTL.Milliseconds(), Margin: cfg.Margin.Milliseconds(), WaitForPrevious: cfg.WaitForPrevious,
+	})
+	n.ctx, n.stop = context.WithCancel(context.Background())
+	go n.loop()
+	n.post(core.Start{Now: n.nowMS()})
+	select {
+	case <-n.ready:
+		if n.startErr != nil {
+			n.shutdown()
+			return nil, n.startErr
+		}
+		return n, nil
+	case <-n.fenced:
+		n.shutdown()
+		return nil, fmt.Errorf("start node %s: %w: %s", cfg.Node, ErrFenced, n.FenceReason())
+	case <-ctx.Done():
+		n.shutdown()
+		return nil, fmt.Errorf("start node %s: take lease: %w", cfg.Node, context.Cause(ctx))
+	}
+}
+
+func (n *Node) nowMS() int64 { return n.cfg.Now().UnixMilli() }
+
+// Session is this process's session id.
+func (n *Node) Session() string { return n.session }
+
+// Name is the node name.
+func (n *Node) Name() string { return n.cfg.Node }
+
+// Expires is the confirmed published expiry of the lease.
+func (n *Node) Expires() time.Time { return time.UnixMilli(n.expires.Load()) }
+
+// Serving reports whether the lease is held now: every routed request
+// checks it first.
+func (n *Node) Serving() bool {
+	select {
+	case <-n.fenced:
+		return false
+	default:
+	}
+	return n.nowMS() < n.expires.Load()
+}
+
+// Fenced is closed when the node fences.
+func (n *Node) Fenced() <-chan struct{} { return n.fenced }
+
+// FenceReason is the fence reason, once fenced.
+func (n *Node) FenceReason() string {
+	s, _ := n.fenceCause.Load().(string)
+	return s
+}
+
+func (n *Node) post(ev core.Event) {
+	select {
+	case n.events <- ev:
+	case <-n.ctx.Done():
+	}
+}

@@ -1,0 +1,213 @@
+package fleet
+
+import (
+	"context"
+	"errors"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/celldgo/celld/bucket"
+	"github.com/celldgo/celld/fleet/core"
+)
+
+func startNode(t testing.TB, s bucket.Store, name string, ttl time.Duration) *Node {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	n, err := Start(ctx, s, Config{Node: name, Advertise: name + ":8081", TTL: ttl, Margin: ttl / 2})
+	if err != nil {
+		t.Fatalf("start %s: %v", name, err)
+	}
+	t.Cleanup(func() { n.shutdown() })
+	return n
+}
+
+func TestNode_AcquireForwardRelease(t *testing.T) {
+	ctx := context.Background()
+	s := bucket.NewMem()
+	a := startNode(t, s, "a", 3*time.Second)
+	b := startNode(t, s, "b", 3*time.Second)
+
+	oa, err := a.Acquire(ctx, "Counter:01")
+	if err != nil || oa.Epoch != 1 {
+		t.Fatalf("a acquire = %+v, %v; want epoch 1", oa, err)
+	}
+	_, err = b.Acquire(ctx, "Counter:01")
+	var else_ *ElsewhereError
+	if !errors.As(err, &else_) || else_.Node != "a" || else_.Advertise != "a:8081" {
+		t.Fatalf("b acquire of a's live cell = %v, want ElsewhereError naming a", err)
+	}
+	if err := a.Release(ctx, "Counter:01"); err != nil {
+		t.Fatal(err)
+	}
+	if !errors.Is(context.Cause(oa.Context()), ErrNotOwner) {
+		t.Fatalf("owner context after release: cause %v", context.Cause(oa.Context()))
+	}
+	ob, err := b.Acquire(ctx, "Counter:01")
+	if err != nil || ob.Epoch != 2 {
+		t.Fatalf("b acquire after release = %+v, %v; want epoch 2", ob, err)
+	}
+	// A is reactivated later: a fresh epoch again.
+	if err := b.Release(ctx, "Counter:01"); err != nil {
+		t.Fatal(err)
+	}
+	oa2, err := a.Acquire(ctx, "Counter:01")
+	if err != nil || oa2.Epoch != 3 {
+		t.Fatalf("a reacquire = %+v, %v; want epoch 3", oa2, err)
+	}
+}
+
+func TestNode_TakeoverAfterOwnerDies(t *testing.T) {
+	ctx := context.Background()
+	s := bucket.NewMem()
+	a := startNode(t, s, "a", time.Second)
+	if _, err := a.Acquire(ctx, "C"); err != nil {
+		t.Fatal(err)
+	}
+	a.shutdown() // crash: no release, the lease is left to expire
+	b := startNode(t, s, "b", time.Second)
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		o, err := b.Acquire(ctx, "C")
+		if err == nil {
+			if o.Epoch != 2 {
+				t.Fatalf("takeover epoch = %d, want 2", o.Epoch)
+			}
+			return
+		}
+		var else_ *ElsewhereError
+		if !errors.As(err, &else_) || time.Now().After(deadline) {
+			t.Fatalf("takeover: %v", err)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+func TestNode_FencesWhenTheBucketIsGone(t *testing.T) {
+	ctx := context.Background()
+	s := bucket.NewMem()
+	n := startNode(t, s, "a", 900*time.Millisecond)
+	o, err := n.Acquire(ctx, "C")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var writes atomic.Int32
+	s.SetFaults(func(c bucket.Call) bucket.Fault {
+		if c.Method == "put" {
+			writes.Add(1)
+		}
+		return bucket.Fault{Status: 503}
+	})
+	select {
+	case <-n.Fenced():
+	case <-time.After(10 * time.Second):
+		t.Fatal("node did not fence")
+	}
+	if got := n.FenceReason(); got != core.FenceWatchdog {
+		t.Fatalf("reason = %q", got)
+	}
+	if !errors.Is(context.Cause(o.Context()), ErrNotOwner) {
+		t.Fatalf("owner context not cancelled: %v", context.Cause(o.Context()))
+	}
+	if writes.Load() < 2 {
+		t.Fatalf("renewal retried %d times before the watchdog, want several", writes.Load())
+	}
+	before := writes.Load()
+	time.Sleep(300 * time.Millisecond)
+	if writes.Load() != before {
+		t.Fatal("a fenced node kept writing")
+	}
+}
+
+func TestNode_MismatchAndMissingFence(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		tamper func(s bucket.Store)
+		want   string
+	}{
+		{"record replaced", func(s bucket.Store) {
+			s.Put(context.Background(), core.LeaseKey("a"), core.Encode(core.Lease{Node: "a", Session: "intruder", Expires: 1 << 50}), bucket.Cond{})
+		}, core.FenceMismatch},
+		{"record deleted", func(s bucket.Store) { s.Delete(context.Background(), core.LeaseKey("a")) }, core.FenceMissing},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := bucket.NewMem()
+			n := startNode(t, s, "a", 900*time.Millisecond)
+			tc.tamper(s)
+			select {
+			case <-n.Fenced():
+			case <-time.After(5 * time.Second):
+				t.Fatal("node did not fence")
+			}
+			if got := n.FenceReason(); got != tc.want {
+				t.Fatalf("reason = %q, want %q", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestNode_SecondSessionOfALiveNameRefused(t *testing.T) {
+	s := bucket.NewMem()
+	startNode(t, s, "dev", 5*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	_, err := Start(ctx, s, Config{Node: "dev", TTL: 5 * time.Second})
+	if err == nil || !contains(err.Error(), "held by a live session") {
+		t.Fatalf("second start = %v, want refusal", err)
+	}
+}
+
+func TestNode_CloseDeletesLeaseAndReleases(t *testing.T) {
+	ctx := context.Background()
+	s := bucket.NewMem()
+	n := startNode(t, s, "tool-1", 3*time.Second)
+	if _, err := n.Acquire(ctx, "d1:db"); err != nil {
+		t.Fatal(err)
+	}
+	if err := n.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := s.Get(ctx, core.LeaseKey("tool-1")); !errors.Is(err, bucket.ErrNotFound) {
+		t.Fatalf("lease after close: %v", err)
+	}
+	data, _, _ := s.Get(ctx, core.OwnKey("d1:db"))
+	own, _ := core.DecodeOwn(data)
+	if !own.Released || own.Epoch != 1 {
+		t.Fatalf("own.json after close = %+v, want released at epoch 1", own)
+	}
+}
+
+func TestRecords_FormatAndSecret(t *testing.T) {
+	ctx := context.Background()
+	s := bucket.NewMem()
+	if err := EnsureFormat(ctx, s); err != nil {
+		t.Fatal(err)
+	}
+	if err := EnsureFormat(ctx, s); err != nil {
+		t.Fatalf("second EnsureFormat: %v", err)
+	}
+	s.Put(ctx, core.FormatKey, []byte(`{"format":2}`), bucket.Cond{})
+	if err := EnsureFormat(ctx, s); err == nil || !contains(err.Error(), "format 2 is not supported") {
+		t.Fatalf("unknown format: %v", err)
+	}
+	a, err := PeerSecret(ctx, s)
+	if err != nil || len(a) != 32 {
+		t.Fatal(err)
+	}
+	b, err := PeerSecret(ctx, s)
+	if err != nil || string(a) != string(b) {
+		t.Fatalf("second PeerSecret differs: %v", err)
+	}
+}
+
+func contains(s, sub string) bool { return len(s) >= len(sub) && (s == sub || len(sub) == 0 || indexOf(s, sub) >= 0) }
+
+func indexOf(s, sub string) int {
+	for i := 0; i+len(sub) <= len(s); i++ {
+		if s[i:i+len(sub)] == sub {
+			return i
+		}
+	}
+	return -1
+}
