@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"time"
 
 	"github.com/urfave/cli/v3"
 
@@ -91,8 +92,35 @@ func renderDiagnose(w io.Writer, r diagnose.Report) error {
 		if _, err := fmt.Fprintln(w, line); err != nil {
 			return err
 		}
+		if c.Name == "fleet" {
+			for _, l := range r.Leases {
+				if _, err := fmt.Fprintln(w, "  "+leaseLine(l)); err != nil {
+					return err
+				}
+			}
+		}
 	}
 	return nil
+}
+
+// leaseLine renders one node lease for diagnose and cell listings.
+func leaseLine(l diagnose.Lease) string {
+	if l.Error != "" {
+		return fmt.Sprintf("%s: unreadable: %s", l.Key, l.Error)
+	}
+	when := "expires in " + humanMS(l.ExpiresIn)
+	if l.ExpiresIn <= 0 {
+		when = "expired " + humanMS(-l.ExpiresIn) + " ago"
+	}
+	adv := l.Advertise
+	if adv == "" {
+		adv = "-"
+	}
+	return fmt.Sprintf("node %s (%s) advertise %s, %s, version %s", l.Node, l.Kind, adv, when, l.Version)
+}
+
+func humanMS(ms int64) string {
+	return (time.Duration(ms) * time.Millisecond).Round(100 * time.Millisecond).String()
 }
 
 func renderDiagnoseJSON(w io.Writer, r diagnose.Report) error {

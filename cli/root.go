@@ -128,6 +128,7 @@ func New(version string) *cli.Command {
 		},
 		Commands: []*cli.Command{
 			diagnoseCommand(g),
+			serveCommand(g),
 		},
 	}
 	for _, c := range root.Commands {

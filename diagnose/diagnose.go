@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/celldgo/celld/bucket"
+	"github.com/celldgo/celld/fleet"
 )
 
 // Status of one check.
@@ -45,7 +46,16 @@ type Report struct {
 
 // Lease is a node lease record found under nodes/.
 type Lease struct {
-	Key string `json:"key"`
+	Key       string `json:"key"`
+	Node      string `json:"node"`
+	Session   string `json:"session"`
+	Kind      string `json:"kind"`
+	Advertise string `json:"advertise"`
+	Version   string `json:"version"`
+	Expires   int64  `json:"expires"`    // unix ms, the published expiry
+	ExpiresIn int64  `json:"expires_in"` // ms from now; negative: expired that long ago
+	Live      bool   `json:"live"`
+	Error     string `json:"error,omitempty"` // an unreadable record
 }
 
 // OK reports whether no check failed.
@@ -67,6 +77,8 @@ type Options struct {
 	Attempts int
 	// OpTimeout bounds each store call. Default 15s.
 	OpTimeout time.Duration
+	// Now is the clock for judging lease expiry; default time.Now.
+	Now func() time.Time
 }
 
 // EnvError says the test could not run at all: the store is unreachable,
@@ -114,12 +126,22 @@ func Run(ctx context.Context, s bucket.Store, o Options) (Report, error) {
 		}
 		r.Checks = append(r.Checks, c)
 	}
-	leases, err := p.list(ctx, "nodes/")
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	lc, cancel := p.call(ctx)
+	leases, err := fleet.ListLeases(lc, s)
+	cancel()
 	if err != nil {
 		return r, envError(s, err)
 	}
-	for _, l := range leases {
-		r.Leases = append(r.Leases, Lease{Key: l.Key})
+	now := o.Now().UnixMilli()
+	for _, li := range leases {
+		l := li.Lease
+		r.Leases = append(r.Leases, Lease{
+			Key: li.Key, Node: l.Node, Session: l.Session, Kind: l.Kind, Advertise: l.Advertise, Version: l.Version,
+			Expires: l.Expires, ExpiresIn: l.Expires - now, Live: li.Err == "" && l.Expires > now, Error: li.Err,
+		})
 	}
 	r.Checks = append(r.Checks, Check{Name: "fleet", Status: StatusOK, Detail: fmt.Sprintf("%d node lease(s)", len(r.Leases))})
 	return r, nil

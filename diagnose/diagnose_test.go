@@ -6,8 +6,10 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/celldgo/celld/bucket"
+	"github.com/celldgo/celld/fleet/core"
 )
 
 // ignoresConditions is a broken store: it accepts If-None-Match and
@@ -180,5 +182,34 @@ func TestRun_ReadOnlyWritesNothing(t *testing.T) {
 	}
 	if c := check(t, r, "bucket conditional write"); c.Status != StatusSkip {
 		t.Fatalf("conditional write = %+v, want skip", c)
+	}
+}
+
+func TestRun_ListsLeases(t *testing.T) {
+	ctx := context.Background()
+	m := bucket.NewMem()
+	now := time.UnixMilli(1_800_000_000_000)
+	m.Put(ctx, "nodes/a.json", core.Encode(core.Lease{Node: "a", Session: "s1", Kind: "node", Advertise: "10.0.0.5:8081", Expires: now.UnixMilli() + 6200, Version: "v1"}), bucket.Cond{})
+	m.Put(ctx, "nodes/b.json", core.Encode(core.Lease{Node: "b", Session: "s2", Kind: "tool", Expires: now.UnixMilli() - 192000, Version: "v1"}), bucket.Cond{})
+	m.Put(ctx, "nodes/c.json", []byte("not json"), bucket.Cond{})
+	r, err := Run(ctx, m, Options{ReadOnly: true, Now: func() time.Time { return now }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r.Leases) != 3 {
+		t.Fatalf("leases = %+v", r.Leases)
+	}
+	a, b, c := r.Leases[0], r.Leases[1], r.Leases[2]
+	if a.Node != "a" || !a.Live || a.ExpiresIn != 6200 || a.Advertise != "10.0.0.5:8081" || a.Kind != "node" {
+		t.Errorf("a = %+v", a)
+	}
+	if b.Node != "b" || b.Live || b.ExpiresIn != -192000 || b.Kind != "tool" {
+		t.Errorf("b = %+v", b)
+	}
+	if c.Error == "" || c.Live {
+		t.Errorf("c = %+v, want an unreadable record", c)
+	}
+	if got := check(t, r, "fleet").Detail; got != "3 node lease(s)" {
+		t.Errorf("fleet = %q", got)
 	}
 }

@@ -1,0 +1,129 @@
+package cli
+
+import (
+	"fmt"
+	"os"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// envVar is a CELLD_* variable the node reads. Every one is validated at
+// start: a bad value or a likely typo is an error naming the variable,
+// never a silent default.
+type envVar struct {
+	Name    string
+	Default string
+	Meaning string
+	Min     int64 // for integers
+	Max     int64
+}
+
+// envVars is the table shown by `celld serve --help` and the README.
+var envVars = []envVar{
+	{Name: "CELLD_BUCKET", Meaning: "the fleet's bucket (same as --bucket)"},
+	{Name: "CELLD_NODE", Meaning: "node name (same as --node); default: the host name"},
+	{Name: "CELLD_ADDR", Default: "127.0.0.1:8080", Meaning: "public listener (same as --listen)"},
+	{Name: "CELLD_INTERNAL_ADDR", Default: "127.0.0.1:8081", Meaning: "internal listener for peers and operators (same as --internal-listen)"},
+	{Name: "CELLD_ADVERTISE", Meaning: "internal address peers use to reach this node (same as --advertise); default: the internal listener"},
+	{Name: "CELLD_TTL_MS", Default: "10000", Meaning: "node lease lifetime in ms; renewed at a third of it", Min: 1000, Max: 600000},
+}
+
+// isIntVar reports whether v holds an integer.
+func (v envVar) isInt() bool { return v.Max > 0 }
+
+// envInt returns the validated value of an integer variable.
+func envInt(name string) (int64, error) {
+	for _, v := range envVars {
+		if v.Name != name {
+			continue
+		}
+		raw, ok := os.LookupEnv(name)
+		if !ok || raw == "" {
+			raw = v.Default
+		}
+		n, err := strconv.ParseInt(raw, 10, 64)
+		if err != nil || n < v.Min || n > v.Max {
+			return 0, usageErr("%s=%q: want an integer from %d to %d (default %s)", name, raw, v.Min, v.Max, v.Default)
+		}
+		return n, nil
+	}
+	return 0, fmt.Errorf("envInt: %s is not a known variable", name)
+}
+
+// checkEnv validates every CELLD_* variable in environ: integers in range,
+// and unknown names that look like a typo of a known one (edit distance
+// ≤ 2) are refused.
+func checkEnv(environ []string) error {
+	known := map[string]envVar{}
+	for _, v := range envVars {
+		known[v.Name] = v
+	}
+	var problems []string
+	for _, kv := range environ {
+		name, _, _ := strings.Cut(kv, "=")
+		if !strings.HasPrefix(name, "CELLD_") {
+			continue
+		}
+		if v, ok := known[name]; ok {
+			if v.isInt() {
+				if _, err := envInt(name); err != nil {
+					problems = append(problems, err.Error())
+				}
+			}
+			continue
+		}
+		if near := nearest(name); near != "" {
+			problems = append(problems, fmt.Sprintf("unknown variable %s: did you mean %s?", name, near))
+		}
+	}
+	if len(problems) > 0 {
+		sort.Strings(problems)
+		return usageErr("%s", strings.Join(problems, "; "))
+	}
+	return nil
+}
+
+func nearest(name string) string {
+	best, bestD := "", 3
+	for _, v := range envVars {
+		if d := editDistance(name, v.Name); d < bestD {
+			best, bestD = v.Name, d
+		}
+	}
+	return best
+}
+
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
+}
+
+// envTable renders the variables for help text.
+func envTable() string {
+	var b strings.Builder
+	b.WriteString("Environment (every CELLD_* value is validated at start):\n")
+	for _, v := range envVars {
+		def := v.Default
+		if def == "" {
+			def = "-"
+		}
+		fmt.Fprintf(&b, "  %-20s default %-16s %s\n", v.Name, def, v.Meaning)
+	}
+	return b.String()
+}

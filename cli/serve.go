@@ -1,0 +1,71 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"os"
+	"time"
+
+	"github.com/urfave/cli/v3"
+
+	"github.com/celldgo/celld/diagnose"
+	"github.com/celldgo/celld/server"
+)
+
+type serveOptions struct {
+	Node           string
+	Listen         string
+	InternalListen string
+	Advertise      string
+}
+
+func serveCommand(g *globals) *cli.Command {
+	o := &serveOptions{}
+	return &cli.Command{
+		Name:        "serve",
+		Usage:       "run a node: check the bucket, take the node lease, serve",
+		Description: "Exits 3 with SELF-FENCE: <reason> when the node lease is lost; run it under a supervisor that restarts it.\n\n" + envTable(),
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "node", Usage: "node name (default: host name)", Sources: cli.EnvVars("CELLD_NODE"), Destination: &o.Node},
+			&cli.StringFlag{Name: "listen", Usage: "public listener", Value: "127.0.0.1:8080", Sources: cli.EnvVars("CELLD_ADDR"), Destination: &o.Listen},
+			&cli.StringFlag{Name: "internal-listen", Usage: "internal listener (peers, /state)", Value: "127.0.0.1:8081", Sources: cli.EnvVars("CELLD_INTERNAL_ADDR"), Destination: &o.InternalListen},
+			&cli.StringFlag{Name: "advertise", Usage: "internal address peers reach this node at (default: the internal listener)", Sources: cli.EnvVars("CELLD_ADVERTISE"), Destination: &o.Advertise},
+		},
+		Action: func(ctx context.Context, cmd *cli.Command) error {
+			if err := checkEnv(os.Environ()); err != nil {
+				return err
+			}
+			ttl, err := envInt("CELLD_TTL_MS")
+			if err != nil {
+				return err
+			}
+			if o.Node == "" {
+				if o.Node, err = os.Hostname(); err != nil {
+					return usageErr("no --node given and the host name is unknown: %v", err)
+				}
+			}
+			s, err := g.openStore()
+			if err != nil {
+				return err
+			}
+			log := slog.New(slog.NewTextHandler(cmd.Root().ErrWriter, nil))
+			err = server.Run(ctx, server.Options{
+				Store: s, Node: o.Node, Listen: o.Listen, InternalListen: o.InternalListen, Advertise: o.Advertise,
+				Version: cmd.Root().Version, TTL: time.Duration(ttl) * time.Millisecond, Logger: log,
+			})
+			var fe *server.FenceError
+			var sf *server.StoreFaultError
+			var env *diagnose.EnvError
+			switch {
+			case errors.As(err, &fe):
+				return &Error{Err: err, Code: ExitFenced, Hint: "the node lost its lease; a supervisor should restart it"}
+			case errors.As(err, &sf):
+				return &Error{Err: err, Code: ExitFailure, Hint: "run celld diagnose against this bucket"}
+			case errors.As(err, &env):
+				return &Error{Err: env.Err, Code: ExitUsage, Hint: env.Hint}
+			}
+			return err
+		},
+	}
+}

@@ -1,0 +1,141 @@
+// Package server is the node: it checks the bucket, takes its lease,
+// serves the public and internal listeners, and fences (exit 3) when the
+// lease is lost. This first cut holds the lease and answers health and
+// /state; Worker traffic and cells arrive with the runtime.
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/celldgo/celld/bucket"
+	"github.com/celldgo/celld/diagnose"
+	"github.com/celldgo/celld/fleet"
+)
+
+// Options configure a node.
+type Options struct {
+	Store          bucket.Store
+	Node           string
+	Listen         string
+	InternalListen string
+	Advertise      string
+	Version        string
+	TTL            time.Duration
+	Logger         *slog.Logger
+}
+
+// ErrFenced is returned by Run when the node fenced itself.
+var ErrFenced = errors.New("SELF-FENCE")
+
+// FenceError carries the fence reason.
+type FenceError struct{ Reason string }
+
+func (e *FenceError) Error() string { return "SELF-FENCE: " + e.Reason }
+func (e *FenceError) Unwrap() error { return ErrFenced }
+
+// StoreFaultError: the storage test found the store broken.
+type StoreFaultError struct{ Fault string }
+
+func (e *StoreFaultError) Error() string {
+	return "storage test failed: " + e.Fault + "; the node refuses to run on this store"
+}
+
+// Run serves until ctx ends (graceful: release cells, delete the lease) or
+// the node fences (a *FenceError).
+func Run(ctx context.Context, o Options) error {
+	log := o.Logger
+	if log == nil {
+		log = slog.Default()
+	}
+	rep, err := diagnose.Run(ctx, o.Store, diagnose.Options{})
+	if err != nil {
+		return err
+	}
+	for _, c := range rep.Checks {
+		switch c.Status {
+		case diagnose.StatusFail:
+			return &StoreFaultError{Fault: c.Name + ": " + c.Fault}
+		case diagnose.StatusWarn:
+			log.Warn("storage test inconclusive; starting anyway", "check", c.Name, "detail", c.Fault)
+		}
+	}
+	if err := fleet.EnsureFormat(ctx, o.Store); err != nil {
+		return err
+	}
+	if _, err := fleet.PeerSecret(ctx, o.Store); err != nil {
+		return err
+	}
+	pub, err := net.Listen("tcp", o.Listen)
+	if err != nil {
+		return fmt.Errorf("listen %s: %w", o.Listen, err)
+	}
+	defer pub.Close()
+	internal, err := net.Listen("tcp", o.InternalListen)
+	if err != nil {
+		return fmt.Errorf("listen %s: %w", o.InternalListen, err)
+	}
+	defer internal.Close()
+	advertise := o.Advertise
+	if advertise == "" {
+		advertise = internal.Addr().String()
+	}
+	node, err := fleet.Start(ctx, o.Store, fleet.Config{
+		Node: o.Node, Advertise: advertise, Version: o.Version, TTL: o.TTL, WaitForPrevious: true, Logger: log,
+	})
+	if err != nil {
+		return err
+	}
+	started := time.Now()
+	log.Info("node serving", "node", o.Node, "session", node.Session(), "listen", pub.Addr().String(), "internal", internal.Addr().String(), "advertise", advertise)
+
+	pubMux := http.NewServeMux()
+	pubMux.HandleFunc("GET /__celld/health", func(w http.ResponseWriter, r *http.Request) {
+		if !node.Serving() {
+			writeJSON(w, http.StatusServiceUnavailable, map[string]any{"ok": false})
+			return
+		}
+		writeJSON(w, http.StatusOK, map[string]any{"ok": true})
+	})
+	intMux := http.NewServeMux()
+	intMux.HandleFunc("GET /state", func(w http.ResponseWriter, r *http.Request) {
+		health := "ok"
+		if !node.Serving() {
+			health = "fenced"
+		}
+		writeJSON(w, http.StatusOK, map[string]any{
+			"node": o.Node, "session": node.Session(), "version": o.Version, "advertise": advertise,
+			"health": health, "draining": false, "lease_expires": node.Expires().UnixMilli(),
+			"uptime_ms": time.Since(started).Milliseconds(), "cells": []any{},
+		})
+	})
+	pubSrv := &http.Server{Handler: pubMux, ReadHeaderTimeout: 10 * time.Second}
+	intSrv := &http.Server{Handler: intMux, ReadHeaderTimeout: 10 * time.Second}
+	go pubSrv.Serve(pub)
+	go intSrv.Serve(internal)
+	defer pubSrv.Close()
+	defer intSrv.Close()
+
+	select {
+	case <-node.Fenced():
+		// Write nothing more; exit at once.
+		return &FenceError{Reason: node.FenceReason()}
+	case <-ctx.Done():
+		log.Info("shutting down", "node", o.Node)
+		cctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		return node.Close(cctx)
+	}
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	json.NewEncoder(w).Encode(v)
+}
