@@ -71,7 +71,8 @@ func (n *Node) run(f core.Effect) {
 		if t := n.timers[f.Timer]; t != nil {
 			t.Stop()
 		}
-		d := time.Until(time.UnixMilli(f.At))
+		// Timers run on the node's clock (cfg.Now), as events are stamped.
+		d := time.UnixMilli(f.At).Sub(n.cfg.Now())
 		n.timers[f.Timer] = time.AfterFunc(d, func() {
 			n.post(core.TimerFired{Now: n.nowMS(), Timer: f.Timer, Gen: f.Gen})
 		})
