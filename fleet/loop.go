@@ -179,6 +179,20 @@ func (n *Node) Acquire(ctx context.Context, cell string) (*Owner, error) {
 	case <-n.fenced:
 		return nil, fmt.Errorf("acquire %s: %w", cell, ErrFenced)
 	case <-ctx.Done():
+		// The claim may still land; nobody will use it, so hand it back
+		// rather than leave a cell owned with no caller.
+		go func() {
+			select {
+			case r := <-w:
+				if r.Kind == core.Owned {
+					rctx, cancel := context.WithTimeout(context.Background(), n.cfg.TTL)
+					defer cancel()
+					_ = n.Release(rctx, cell)
+				}
+			case <-n.fenced:
+			case <-n.ctx.Done():
+			}
+		}()
 		return nil, fmt.Errorf("acquire %s: %w", cell, context.Cause(ctx))
 	}
 }

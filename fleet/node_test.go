@@ -203,3 +203,32 @@ func TestRecords_FormatAndSecret(t *testing.T) {
 }
 
 func contains(s, sub string) bool { return strings.Contains(s, sub) }
+
+func TestNode_AbandonedAcquireIsHandedBack(t *testing.T) {
+	s := bucket.NewMem()
+	n := startNode(t, s, "a", 3*time.Second)
+	s.SetFaults(func(c bucket.Call) bucket.Fault {
+		if c.Method == "put" && strings.HasPrefix(c.Key, "cells/") {
+			return bucket.Fault{Latency: 300 * time.Millisecond}
+		}
+		return bucket.Fault{}
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	if _, err := n.Acquire(ctx, "C"); err == nil {
+		t.Fatal("acquire with a short deadline succeeded")
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		data, _, err := s.Get(context.Background(), core.OwnKey("C"))
+		if err == nil {
+			if own, _ := core.DecodeOwn(data); own.Released {
+				return
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("abandoned claim not released: %s %v", data, err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
