@@ -129,6 +129,7 @@ func New(version string) *cli.Command {
 		Commands: []*cli.Command{
 			diagnoseCommand(g),
 			serveCommand(g),
+			deployCommand(g),
 		},
 	}
 	for _, c := range root.Commands {

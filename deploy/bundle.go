@@ -1,0 +1,151 @@
+package deploy
+
+import (
+	"fmt"
+	"path/filepath"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/evanw/esbuild/pkg/api"
+)
+
+// The bundle is CommonJS: the host evaluates it inside
+// (function(module, exports, require){ … }) and reads module.exports.
+// goja has no ES module loader for us to feed, and a function wrapper
+// gives the host the one place to hand in require for the externals.
+//
+// The target is ES2022 with goja's gaps switched off one by one in
+// gojaGaps, so esbuild lowers exactly what goja cannot parse and leaves
+// the rest (private methods, static blocks, ??=, optional chaining) as
+// written. Everything newer than ES2022 (decorators, `using`, the regexp v
+// flag) is lowered by the target itself. Tests parse and run bundles in
+// goja to hold this table to the truth.
+const bundleTarget = api.ES2022
+
+// gojaGaps are the ES2022 features goja (v0.0.0-20260917113740) cannot
+// parse. esbuild lowers each to code goja runs.
+var gojaGaps = map[string]bool{
+	// "Async generators are not supported yet"; for await depends on them.
+	"async-generator": false,
+	"for-await":       false,
+	// goja rejects a class field named get, set or async that has an
+	// initializer (`get = 1` reads to it as the start of an accessor);
+	// Hono declares such fields. esbuild cannot lower only those, and
+	// lowering instance fields also lowers static and private ones to keep
+	// their initialisation order, so all class fields are lowered: they
+	// become __publicField/WeakMap calls in the constructor. Semantics are
+	// kept ([[Define]], brand checks); the cost is a little speed on
+	// private field access.
+	"class-field":        false,
+	"class-static-field": false,
+	// Regexp syntax goja's engines do not know: esbuild turns such a
+	// literal into new RegExp(…), so the module loads and only code that
+	// uses the pattern throws.
+	"regexp-match-indices":            false,
+	"regexp-unicode-property-escapes": false,
+	// A dynamic import of an external (cloudflare:workers) becomes a
+	// require wrapped in a promise, served by the host's require.
+	"dynamic-import": false,
+}
+
+// externals are served by the host's require, not bundled.
+var externals = []string{"cloudflare:*", "node:*"}
+
+// BundleResult is the output of Bundle.
+type BundleResult struct {
+	Code     []byte
+	Warnings []string // "file:line:column: text", paths relative to the project
+}
+
+// Bundle bundles the module main (relative to the project dir) and
+// everything it imports into one CommonJS script. A syntax error, an
+// unresolvable import or top-level await is a *ProjectError whose
+// problems read "file:line:column: text" with the path relative to dir
+// and a 1-based column.
+//
+// Top-level await cannot be expressed in CommonJS, and a module that uses
+// it has no equivalent that keeps its evaluation order, so it is an error
+// that says to move the await into a handler.
+func Bundle(dir, main string) (BundleResult, error) {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return BundleResult{}, projectErr("", "project directory %s: %v", dir, err)
+	}
+	res := api.Build(api.BuildOptions{
+		AbsWorkingDir: abs,
+		EntryPoints:   []string{filepath.Join(abs, filepath.FromSlash(main))},
+		Outfile:       filepath.Join(abs, "index.js"), // names the output; Write is false
+		Bundle:        true,
+		Write:         false,
+		Format:        api.FormatCommonJS,
+		Platform:      api.PlatformNeutral,
+		Target:        bundleTarget,
+		Supported:     gojaGaps,
+		External:      externals,
+		// What Wrangler resolves for workerd: packages' worker and
+		// browser builds before their Node ones.
+		Conditions: []string{"workerd", "worker", "browser"},
+		MainFields: []string{"browser", "module", "main"},
+		// Wrangler's default module rules import these as strings.
+		Loader: map[string]api.Loader{".txt": api.LoaderText, ".html": api.LoaderText, ".sql": api.LoaderText},
+		// Libraries branch on it; there is no process object to read.
+		Define:   map[string]string{"process.env.NODE_ENV": `"production"`},
+		LogLevel: api.LogLevelSilent,
+	})
+	warnings := make([]string, 0, len(res.Warnings))
+	for _, m := range res.Warnings {
+		warnings = append(warnings, formatMessage(abs, m))
+	}
+	if len(res.Errors) > 0 {
+		pe := &ProjectError{}
+		for _, m := range res.Errors {
+			pe.Problems = append(pe.Problems, formatMessage(abs, m))
+		}
+		return BundleResult{}, pe
+	}
+	var code []byte
+	for _, f := range res.OutputFiles {
+		if strings.HasSuffix(f.Path, ".js") {
+			code = f.Contents
+			continue
+		}
+		// e.g. a CSS import, which would need a file esbuild emits beside
+		// the bundle: a Worker has nowhere to serve it from.
+		rel, _ := filepath.Rel(abs, f.Path)
+		return BundleResult{}, projectErr("", "%s: imports something that bundles to %s, which a Worker cannot load", main, filepath.ToSlash(rel))
+	}
+	if code == nil {
+		return BundleResult{}, projectErr("", "%s: esbuild produced no output", main)
+	}
+	return BundleResult{Code: code, Warnings: warnings}, nil
+}
+
+// formatMessage renders an esbuild message as "file:line:column: text",
+// with the file relative to the project and a 1-based column counted in
+// characters (esbuild counts bytes from 0).
+func formatMessage(dir string, m api.Message) string {
+	text := m.Text
+	if strings.Contains(text, "Top-level await") {
+		text += " (celld loads a Worker as CommonJS: move the await into a handler, or start the work in a promise and await that)"
+	}
+	for _, n := range m.Notes {
+		if strings.Contains(n.Text, "built into node") {
+			text += ` (Node built-ins are imported with the "node:" prefix, e.g. "node:buffer")`
+		}
+	}
+	l := m.Location
+	if l == nil || l.File == "" {
+		return text
+	}
+	file := l.File
+	if filepath.IsAbs(file) {
+		if rel, err := filepath.Rel(dir, file); err == nil {
+			file = rel
+		}
+	}
+	col := l.Column
+	if col <= len(l.LineText) {
+		col = utf8.RuneCountInString(l.LineText[:col])
+	}
+	return fmt.Sprintf("%s:%d:%d: %s", filepath.ToSlash(file), l.Line, col+1, text)
+}
