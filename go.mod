@@ -4,14 +4,12 @@ go 1.26.8
 
 require (
 	github.com/minio/minio-go/v7 v7.4.1
+	github.com/nlnwa/whatwg-url v0.6.2
 	github.com/urfave/cli/v3 v3.14.0
 	golang.org/x/sys v0.49.0
 )
 
-require (
-	github.com/bits-and-blooms/bitset v1.20.0 // indirect
-	github.com/nlnwa/whatwg-url v0.6.2 // indirect
-)
+require github.com/bits-and-blooms/bitset v1.20.0 // indirect
 
 require (
 	github.com/cespare/xxhash/v2 v2.3.0 // indirect
@@ -37,10 +35,10 @@ require (
 	go.yaml.in/yaml/v3 v3.0.5 // indirect
 	golang.org/x/crypto v0.57.0 // indirect
 	golang.org/x/net v0.60.0 // indirect
-	golang.org/x/text v0.42.0 // indirect
+	golang.org/x/text v0.42.0
 	gopkg.in/ini.v1 v1.67.3 // indirect
-	modernc.org/libc v1.80.1 // indirect
+	modernc.org/libc v1.80.1
 	modernc.org/mathutil v1.7.1 // indirect
 	modernc.org/memory v1.12.1 // indirect
-	modernc.org/sqlite v1.62.0 // indirect
+	modernc.org/sqlite v1.62.0
 )

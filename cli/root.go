@@ -129,6 +129,7 @@ func New(version string) *cli.Command {
 		Commands: []*cli.Command{
 			diagnoseCommand(g),
 			serveCommand(g),
+			devCommand(g),
 			deployCommand(g),
 		},
 	}

@@ -52,7 +52,7 @@ func serveCommand(g *globals) *cli.Command {
 			log := slog.New(slog.NewTextHandler(cmd.Root().ErrWriter, nil))
 			err = server.Run(ctx, server.Options{
 				Store: s, Node: o.Node, Listen: o.Listen, InternalListen: o.InternalListen, Advertise: o.Advertise,
-				Version: cmd.Root().Version, TTL: time.Duration(ttl) * time.Millisecond, Logger: log,
+				Version: cmd.Root().Version, TTL: time.Duration(ttl) * time.Millisecond, Logger: log, WaitForPrevious: true,
 			})
 			var fe *server.FenceError
 			var sf *server.StoreFaultError

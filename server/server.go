@@ -29,6 +29,22 @@ type Options struct {
 	Version        string
 	TTL            time.Duration
 	Logger         *slog.Logger
+	// WaitForPrevious waits for a live session holding the same node name
+	// to expire (a supervisor restart); otherwise start fails at once
+	// (celld dev refusing a second instance).
+	WaitForPrevious bool
+	// Poll is how often deploy/current.json is checked. Default 1s.
+	Poll time.Duration
+	// OnReady is called once the node serves, with its listener addresses.
+	OnReady func(public, internal string)
+}
+
+// node is a running server.
+type node struct {
+	opts  Options
+	log   *slog.Logger
+	fleet *fleet.Node
+	apps  *apps
 }
 
 // ErrFenced is returned by Run when the node fenced itself.
@@ -86,18 +102,30 @@ func Run(ctx context.Context, o Options) error {
 	if advertise == "" {
 		advertise = internal.Addr().String()
 	}
-	node, err := fleet.Start(ctx, o.Store, fleet.Config{
-		Node: o.Node, Advertise: advertise, Version: o.Version, TTL: o.TTL, WaitForPrevious: true, Logger: log,
+	fn, err := fleet.Start(ctx, o.Store, fleet.Config{
+		Node: o.Node, Advertise: advertise, Version: o.Version, TTL: o.TTL, WaitForPrevious: o.WaitForPrevious, Logger: log,
 	})
 	if err != nil {
 		return err
 	}
+	n := &node{opts: o, log: log, fleet: fn, apps: &apps{store: o.Store, log: log}}
+	if err := n.apps.refresh(ctx); err != nil {
+		fn.Close(context.Background())
+		return err
+	}
+	wctx, stopWatch := context.WithCancel(ctx)
+	defer stopWatch()
+	if o.Poll <= 0 {
+		o.Poll = time.Second
+	}
+	go n.apps.watch(wctx, o.Poll)
 	started := time.Now()
-	log.Info("node serving", "node", o.Node, "session", node.Session(), "listen", pub.Addr().String(), "internal", internal.Addr().String(), "advertise", advertise)
+	log.Info("node serving", "node", o.Node, "session", fn.Session(), "listen", pub.Addr().String(), "internal", internal.Addr().String(), "advertise", advertise)
 
 	pubMux := http.NewServeMux()
+	pubMux.HandleFunc("/", n.serveWorker)
 	pubMux.HandleFunc("GET /__celld/health", func(w http.ResponseWriter, r *http.Request) {
-		if !node.Serving() {
+		if !fn.Serving() {
 			writeJSON(w, http.StatusServiceUnavailable, map[string]any{"ok": false})
 			return
 		}
@@ -106,12 +134,12 @@ func Run(ctx context.Context, o Options) error {
 	intMux := http.NewServeMux()
 	intMux.HandleFunc("GET /state", func(w http.ResponseWriter, r *http.Request) {
 		health := "ok"
-		if !node.Serving() {
+		if !fn.Serving() {
 			health = "fenced"
 		}
 		writeJSON(w, http.StatusOK, map[string]any{
-			"node": o.Node, "session": node.Session(), "version": o.Version, "advertise": advertise,
-			"health": health, "draining": false, "lease_expires": node.Expires().UnixMilli(),
+			"node": o.Node, "session": fn.Session(), "version": o.Version, "advertise": advertise,
+			"health": health, "draining": false, "lease_expires": fn.Expires().UnixMilli(),
 			"uptime_ms": time.Since(started).Milliseconds(), "cells": []any{},
 		})
 	})
@@ -121,16 +149,23 @@ func Run(ctx context.Context, o Options) error {
 	go intSrv.Serve(internal)
 	defer pubSrv.Close()
 	defer intSrv.Close()
+	if o.OnReady != nil {
+		o.OnReady(pub.Addr().String(), internal.Addr().String())
+	}
 
 	select {
-	case <-node.Fenced():
+	case <-fn.Fenced():
 		// Write nothing more; exit at once.
-		return &FenceError{Reason: node.FenceReason()}
+		return &FenceError{Reason: fn.FenceReason()}
 	case <-ctx.Done():
 		log.Info("shutting down", "node", o.Node)
 		cctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
-		return node.Close(cctx)
+		pubSrv.Shutdown(cctx)
+		if ap := n.apps.current(); ap != nil {
+			ap.close(n.apps)
+		}
+		return fn.Close(cctx)
 	}
 }
 

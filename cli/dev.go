@@ -1,0 +1,178 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/urfave/cli/v3"
+
+	"github.com/celldgo/celld/bucket"
+	"github.com/celldgo/celld/deploy"
+	"github.com/celldgo/celld/server"
+)
+
+type devOptions struct {
+	Clean  bool
+	Listen string
+}
+
+func devCommand(g *globals) *cli.Command {
+	o := &devOptions{}
+	return &cli.Command{
+		Name:      "dev",
+		Usage:     "run a Wrangler project locally on an embedded file:// bucket, redeploying on change",
+		ArgsUsage: "[DIR]",
+		Description: "State lives in DIR/.celld/dev (bucket and cell databases) and survives restarts;\n" +
+			"--clean starts from empty state. A second celld dev on the same directory is refused.",
+		Flags: []cli.Flag{
+			&cli.BoolFlag{Name: "clean", Usage: "start from empty state", Destination: &o.Clean},
+			&cli.StringFlag{Name: "listen", Usage: "address to serve on", Value: "127.0.0.1:9876", Destination: &o.Listen},
+		},
+		Action: func(ctx context.Context, cmd *cli.Command) error {
+			if cmd.Args().Len() > 1 {
+				return usageErr("dev takes at most one argument (the project directory), got %d", cmd.Args().Len())
+			}
+			dir := cmd.Args().First()
+			if dir == "" {
+				dir = "."
+			}
+			return runDev(ctx, cmd.Root().Writer, cmd.Root().ErrWriter, cmd.Root().Version, dir, o)
+		},
+	}
+}
+
+func runDev(ctx context.Context, out, errw io.Writer, version, dir string, o *devOptions) error {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return usageErr("project directory %q: %v", dir, err)
+	}
+	if st, err := os.Stat(abs); err != nil || !st.IsDir() {
+		return usageErr("project directory %q does not exist", dir)
+	}
+	root := filepath.Join(abs, ".celld", "dev")
+	if o.Clean {
+		if err := os.RemoveAll(root); err != nil {
+			return fmt.Errorf("clean %s: %w", root, err)
+		}
+	}
+	if err := os.MkdirAll(root, 0o755); err != nil {
+		return fmt.Errorf("create %s: %w", root, err)
+	}
+	release, err := claimDevDir(root)
+	if err != nil {
+		return err
+	}
+	defer release()
+	store, err := bucket.NewFile(filepath.Join(root, "bucket"))
+	if err != nil {
+		return err
+	}
+	res, err := deploy.Deploy(ctx, store, abs, deploy.Options{Capabilities: deploy.Served()})
+	if err != nil {
+		return deployErr(err)
+	}
+	fmt.Fprintf(out, "deployed %s version %s\n", res.Worker, res.Version)
+
+	log := slog.New(slog.NewTextHandler(errw, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	ready := make(chan struct{})
+	go func() {
+		select {
+		case <-ready:
+		case <-ctx.Done():
+			return
+		}
+		watchProject(ctx, abs, func() {
+			r, err := deploy.Deploy(ctx, store, abs, deploy.Options{Capabilities: deploy.Served()})
+			switch {
+			case err != nil:
+				fmt.Fprintf(errw, "redeploy failed (still serving the previous version):\n%v\n", err)
+			case !r.Unchanged:
+				fmt.Fprintf(out, "redeployed %s version %s\n", r.Worker, r.Version)
+			}
+		})
+	}()
+	err = server.Run(ctx, server.Options{
+		Store: store, Node: "dev", Listen: o.Listen, InternalListen: "127.0.0.1:0",
+		Version: version, TTL: 3 * time.Second, Logger: log, WaitForPrevious: true, Poll: 200 * time.Millisecond,
+		OnReady: func(public, internal string) {
+			fmt.Fprintf(out, "ready on http://%s\n", public)
+			close(ready)
+		},
+	})
+	var fe *server.FenceError
+	if errors.As(err, &fe) {
+		return &Error{Err: err, Code: ExitFenced}
+	}
+	if errors.Is(err, context.Canceled) {
+		return nil
+	}
+	return err
+}
+
+// claimDevDir refuses a second celld dev on the same directory: a pid file
+// naming a live process wins. A stale pid file (a crash) is taken over.
+func claimDevDir(root string) (release func(), err error) {
+	pidFile := filepath.Join(root, "dev.pid")
+	if b, err := os.ReadFile(pidFile); err == nil {
+		if pid, err := strconv.Atoi(strings.TrimSpace(string(b))); err == nil && pid != os.Getpid() && processAlive(pid) {
+			return nil, &Error{Err: fmt.Errorf("another celld dev (pid %d) is already running on %s", pid, filepath.Dir(filepath.Dir(root))),
+				Code: ExitUsage, Hint: "stop it first, or use a different project directory"}
+		}
+	}
+	if err := os.WriteFile(pidFile, []byte(strconv.Itoa(os.Getpid())+"\n"), 0o644); err != nil {
+		return nil, fmt.Errorf("write %s: %w", pidFile, err)
+	}
+	return func() { os.Remove(pidFile) }, nil
+}
+
+func processAlive(pid int) bool {
+	err := syscall.Kill(pid, 0)
+	return err == nil || errors.Is(err, syscall.EPERM)
+}
+
+// watchProject polls the project's files (not .celld, node_modules or
+// dot-directories) and calls changed after a change settles.
+func watchProject(ctx context.Context, dir string, changed func()) {
+	last := fingerprint(dir)
+	t := time.NewTicker(300 * time.Millisecond)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			if fp := fingerprint(dir); fp != last {
+				last = fp
+				changed()
+			}
+		}
+	}
+}
+
+func fingerprint(dir string) string {
+	var b strings.Builder
+	filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return nil
+		}
+		name := d.Name()
+		if d.IsDir() && path != dir && (strings.HasPrefix(name, ".") || name == "node_modules") {
+			return filepath.SkipDir
+		}
+		if info, err := d.Info(); err == nil && !d.IsDir() {
+			fmt.Fprintf(&b, "%s|%d|%d\n", path, info.Size(), info.ModTime().UnixNano())
+		}
+		return nil
+	})
+	return b.String()
+}

@@ -1,0 +1,123 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/celldgo/celld/bucket"
+	"github.com/celldgo/celld/deploy"
+	"github.com/celldgo/celld/worker"
+)
+
+// app is one loaded deployment: its manifest and a runtime for it.
+type app struct {
+	dep *deploy.Deployment
+	rt  *worker.Runtime
+}
+
+// apps tracks the fleet's live deployment: it loads deploy/current.json,
+// compiles the bundle once, and swaps in a new runtime when the pointer
+// changes. Requests in flight finish on the runtime they started on.
+type apps struct {
+	store   bucket.Store
+	log     *slog.Logger
+	objects *objects // Durable Object host; nil until DOs are wired
+
+	mu  sync.Mutex
+	cur *app
+}
+
+// current returns the live app, or nil when nothing is deployed.
+func (a *apps) current() *app {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.cur
+}
+
+// refresh loads the live deployment if it changed since the last load.
+func (a *apps) refresh(ctx context.Context) error {
+	obj, err := a.store.Head(ctx, deploy.CurrentKey)
+	if errors.Is(err, bucket.ErrNotFound) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("check %s: %w", deploy.CurrentKey, err)
+	}
+	if cur := a.current(); cur != nil && cur.dep.ETag == obj.ETag {
+		return nil
+	}
+	dep, err := deploy.Current(ctx, a.store)
+	if err != nil {
+		return err
+	}
+	if cur := a.current(); cur != nil && cur.dep.Manifest.Version == dep.Manifest.Version {
+		a.mu.Lock()
+		cur.dep.ETag = dep.ETag
+		a.mu.Unlock()
+		return nil
+	}
+	next, err := a.load(dep)
+	if err != nil {
+		return err
+	}
+	a.mu.Lock()
+	prev := a.cur
+	a.cur = next
+	a.mu.Unlock()
+	a.log.Info("deployment loaded", "worker", dep.Manifest.ScriptName, "version", dep.Manifest.Version)
+	if prev != nil {
+		go prev.close(a)
+	}
+	return nil
+}
+
+func (a *apps) load(dep *deploy.Deployment) (*app, error) {
+	script, err := worker.Compile(dep.Manifest.ScriptName+"/"+dep.Manifest.Main, dep.Code)
+	if err != nil {
+		return nil, fmt.Errorf("compile %s version %s: %w", dep.Manifest.ScriptName, dep.Manifest.Version, err)
+	}
+	cfg := worker.Config{Vars: dep.Manifest.Vars, Logger: a.log}
+	if a.objects != nil {
+		cfg.Bindings = a.objects.bindings(dep)
+	}
+	rt, err := worker.New(script, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("start %s version %s: %w", dep.Manifest.ScriptName, dep.Manifest.Version, err)
+	}
+	ap := &app{dep: dep, rt: rt}
+	if a.objects != nil {
+		a.objects.use(ap)
+	}
+	return ap, nil
+}
+
+func (ap *app) close(a *apps) {
+	if a.objects != nil {
+		a.objects.retire(ap)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), worker.DefaultWaitUntilLimit)
+	defer cancel()
+	ap.rt.Close(ctx)
+}
+
+// watch polls deploy/current.json every interval until ctx ends.
+func (a *apps) watch(ctx context.Context, every time.Duration) {
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			c, cancel := context.WithTimeout(ctx, 10*time.Second)
+			if err := a.refresh(c); err != nil {
+				a.log.Warn("deployment refresh failed", "err", err)
+			}
+			cancel()
+		}
+	}
+}

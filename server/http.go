@@ -1,0 +1,65 @@
+package server
+
+import (
+	"errors"
+	"io"
+	"net/http"
+
+	"github.com/celldgo/celld/worker"
+)
+
+// maxBody bounds a request body read into memory (Workers' own limit on
+// the free plan is 100 MB).
+const maxBody = 100 << 20
+
+// toWorkerRequest converts an incoming request. The URL is absolute, as
+// a Worker sees it.
+func toWorkerRequest(r *http.Request) (*worker.Request, error) {
+	req := &worker.Request{Method: r.Method, URL: "http://" + r.Host + r.URL.RequestURI(), Header: r.Header.Clone()}
+	if r.Body != nil && r.Body != http.NoBody && r.Method != http.MethodGet && r.Method != http.MethodHead {
+		b, err := io.ReadAll(io.LimitReader(r.Body, maxBody+1))
+		if err != nil {
+			return nil, err
+		}
+		if len(b) > maxBody {
+			return nil, errors.New("request body larger than 100 MB")
+		}
+		req.Body = b
+	}
+	return req, nil
+}
+
+func writeWorkerResponse(w http.ResponseWriter, resp *worker.Response) {
+	h := w.Header()
+	for k, vs := range resp.Header {
+		h[k] = append([]string(nil), vs...)
+	}
+	w.WriteHeader(resp.Status)
+	w.Write(resp.Body)
+}
+
+// serveWorker hands a request to the live deployment's default export.
+func (s *node) serveWorker(w http.ResponseWriter, r *http.Request) {
+	if !s.fleet.Serving() {
+		w.Header().Set("Connection", "close")
+		http.Error(w, "node is not serving (lease lost)", http.StatusServiceUnavailable)
+		return
+	}
+	ap := s.apps.current()
+	if ap == nil {
+		http.Error(w, "no Worker deployed: run celld deploy", http.StatusServiceUnavailable)
+		return
+	}
+	req, err := toWorkerRequest(r)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusRequestEntityTooLarge)
+		return
+	}
+	resp, err := ap.rt.Fetch(r.Context(), req)
+	if err != nil {
+		s.log.Error("worker fetch failed", "url", req.URL, "err", err)
+		http.Error(w, "Internal Server Error", http.StatusInternalServerError)
+		return
+	}
+	writeWorkerResponse(w, resp)
+}

@@ -1,0 +1,51 @@
+package worker
+
+import (
+	"errors"
+
+	"github.com/dop251/goja"
+)
+
+// Host is what a binding sees of the isolate it is installed in. Its
+// methods must be called on the isolate's loop: from a native function
+// called by JavaScript, or from the binding constructor itself.
+type Host struct {
+	iso *isolate
+}
+
+// VM returns the isolate's JavaScript runtime.
+func (h *Host) VM() *goja.Runtime { return h.iso.vm }
+
+// Async runs work on its own goroutine and returns a promise that settles
+// on the loop with what finish returns (an error rejects it; a
+// *goja.Exception rejects with the thrown value). work must not touch the
+// VM; finish runs on the loop and may.
+//
+// The loop counts the work as pending: it keeps the isolate's timers and
+// does not take a request that waits on it for hung. I/O a binding does
+// outside Async is invisible to the loop, so a request waiting only on it
+// would be failed with "The script will never generate a response."
+func (h *Host) Async(work func() (finish func(vm *goja.Runtime) (goja.Value, error))) goja.Value {
+	iso := h.iso
+	p, resolve, reject := iso.vm.NewPromise()
+	iso.background++
+	go func() {
+		finish := work()
+		// post fails only once the isolate has stopped; nobody waits then.
+		_ = iso.post(func() {
+			iso.background--
+			v, err := finish(iso.vm)
+			if err == nil {
+				_ = resolve(v)
+				return
+			}
+			var ex *goja.Exception
+			if errors.As(err, &ex) {
+				_ = reject(ex.Value())
+			} else {
+				_ = reject(iso.vm.NewGoError(err))
+			}
+		})
+	}()
+	return iso.vm.ToValue(p)
+}

@@ -1,0 +1,127 @@
+package worker
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"mime"
+	"mime/multipart"
+	"time"
+
+	"github.com/dop251/goja"
+)
+
+// installNatives fills the object the prelude receives as `native`: the
+// host functions the JavaScript Web APIs are built on. None of them is
+// reachable from user code directly.
+func (iso *isolate) installNatives(native *goja.Object) {
+	vm := iso.vm
+	set := func(name string, f func(goja.FunctionCall) goja.Value) {
+		if err := native.Set(name, f); err != nil {
+			panic(err) // a plain object never refuses a property
+		}
+	}
+	origin := time.Now()
+	set("now", func(goja.FunctionCall) goja.Value {
+		return vm.ToValue(float64(time.Since(origin).Microseconds()) / 1000)
+	})
+	set("timeOrigin", func(goja.FunctionCall) goja.Value {
+		return vm.ToValue(float64(origin.UnixMicro()) / 1000)
+	})
+	set("log", func(call goja.FunctionCall) goja.Value {
+		level := slog.LevelInfo
+		switch call.Argument(0).String() {
+		case "debug":
+			level = slog.LevelDebug
+		case "warn":
+			level = slog.LevelWarn
+		case "error":
+			level = slog.LevelError
+		}
+		iso.log.Log(context.Background(), level, call.Argument(1).String(), "source", "console")
+		return goja.Undefined()
+	})
+	set("setTimer", iso.setTimer)
+	set("clearTimer", iso.clearTimer)
+	// background(+1|-1) counts ctx.waitUntil promises still pending.
+	set("background", func(call goja.FunctionCall) goja.Value {
+		iso.background += int(call.Argument(0).ToInteger())
+		return goja.Undefined()
+	})
+	set("detach", func(call goja.FunctionCall) goja.Value {
+		if ab, ok := call.Argument(0).Export().(goja.ArrayBuffer); ok {
+			ab.Detach()
+		}
+		return goja.Undefined()
+	})
+	set("isDetached", func(call goja.FunctionCall) goja.Value {
+		ab, ok := call.Argument(0).Export().(goja.ArrayBuffer)
+		return vm.ToValue(ok && ab.Detached())
+	})
+	// parseFormData(contentType, bytes) -> [name, value, ...] where a file
+	// value is {filename, type, data}; null when the content type is not a
+	// form; a string describing the problem when the body is malformed.
+	set("parseFormData", func(call goja.FunctionCall) goja.Value {
+		mediaType, params, err := mime.ParseMediaType(call.Argument(0).String())
+		if err != nil {
+			return goja.Null()
+		}
+		body := iso.bytesArg(call.Argument(1))
+		switch mediaType {
+		case "application/x-www-form-urlencoded":
+			s, _, _ := decodeUTF8(body, false, false)
+			return vm.NewArray(parseForm(s)...)
+		case "multipart/form-data":
+			out, err := iso.parseMultipart(body, params["boundary"])
+			if err != nil {
+				return vm.ToValue(err.Error())
+			}
+			return vm.NewArray(out...)
+		}
+		return goja.Null()
+	})
+	iso.installTextNatives(set)
+	iso.installURLNatives(set)
+	iso.installCryptoNatives(set)
+}
+
+func (iso *isolate) parseMultipart(body []byte, boundary string) ([]any, error) {
+	if boundary == "" {
+		return nil, errors.New("multipart/form-data value missing boundary")
+	}
+	vm := iso.vm
+	r := multipart.NewReader(bytes.NewReader(body), boundary)
+	var out []any
+	for {
+		part, err := r.NextRawPart()
+		if errors.Is(err, io.EOF) {
+			return out, nil
+		}
+		if err != nil {
+			return nil, errors.New("Failed to parse body as FormData.")
+		}
+		data, err := io.ReadAll(part)
+		if err != nil {
+			return nil, errors.New("Failed to parse body as FormData.")
+		}
+		name := part.FormName()
+		_, dispParams, _ := mime.ParseMediaType(part.Header.Get("Content-Disposition"))
+		filename, isFile := dispParams["filename"]
+		if !isFile {
+			s, _, _ := decodeUTF8(data, false, false)
+			out = append(out, name, s)
+			continue
+		}
+		ct := part.Header.Get("Content-Type")
+		if ct == "" {
+			ct = "text/plain"
+		}
+		f := vm.NewObject()
+		f.Set("filename", filename)
+		f.Set("type", ct)
+		f.Set("data", vm.NewArrayBuffer(data))
+		out = append(out, name, f)
+	}
+}

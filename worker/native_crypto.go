@@ -1,0 +1,128 @@
+package worker
+
+import (
+	"crypto/aes"
+	"crypto/cipher"
+	"crypto/hmac"
+	"crypto/md5"
+	"crypto/rand"
+	"crypto/sha1"
+	"crypto/sha256"
+	"crypto/sha512"
+	"crypto/subtle"
+	"hash"
+
+	"github.com/dop251/goja"
+)
+
+// The cryptographic primitives behind crypto and crypto.subtle. Algorithm
+// normalization, key objects and DOMException messages live in
+// prelude/80_crypto.js.
+
+func hashFor(name string) func() hash.Hash {
+	switch name {
+	case "SHA-1":
+		return sha1.New
+	case "SHA-256":
+		return sha256.New
+	case "SHA-384":
+		return sha512.New384
+	case "SHA-512":
+		return sha512.New
+	case "MD5":
+		return md5.New
+	}
+	return nil
+}
+
+func (iso *isolate) installCryptoNatives(set func(string, func(goja.FunctionCall) goja.Value)) {
+	vm := iso.vm
+	buffer := func(b []byte) goja.Value { return vm.ToValue(vm.NewArrayBuffer(b)) }
+	// digest(name, bytes) -> ArrayBuffer, or null for an unknown algorithm.
+	set("digest", func(call goja.FunctionCall) goja.Value {
+		h := hashFor(call.Argument(0).String())
+		if h == nil {
+			return goja.Null()
+		}
+		d := h()
+		d.Write(iso.bytesArg(call.Argument(1)))
+		return buffer(d.Sum(nil))
+	})
+	set("randomFill", func(call goja.FunctionCall) goja.Value {
+		_, _ = rand.Read(iso.bytesArg(call.Argument(0)))
+		return call.Argument(0)
+	})
+	set("randomBytes", func(call goja.FunctionCall) goja.Value {
+		b := make([]byte, call.Argument(0).ToInteger())
+		_, _ = rand.Read(b)
+		return buffer(b)
+	})
+	set("randomUUID", func(call goja.FunctionCall) goja.Value {
+		return vm.ToValue(newUUID())
+	})
+	// hmac(hashName, key, data) -> ArrayBuffer
+	set("hmac", func(call goja.FunctionCall) goja.Value {
+		h := hashFor(call.Argument(0).String())
+		if h == nil {
+			return goja.Null()
+		}
+		m := hmac.New(h, iso.bytesArg(call.Argument(1)))
+		m.Write(iso.bytesArg(call.Argument(2)))
+		return buffer(m.Sum(nil))
+	})
+	set("timingSafeEqual", func(call goja.FunctionCall) goja.Value {
+		return vm.ToValue(subtle.ConstantTimeCompare(iso.bytesArg(call.Argument(0)), iso.bytesArg(call.Argument(1))) == 1)
+	})
+	// aesGcm(encrypt, key, iv, data, additionalData, tagBytes) -> ArrayBuffer,
+	// or a string describing why the operation failed.
+	set("aesGcm", func(call goja.FunctionCall) goja.Value {
+		encrypt := call.Argument(0).ToBoolean()
+		key := iso.bytesArg(call.Argument(1))
+		iv := iso.bytesArg(call.Argument(2))
+		data := iso.bytesArg(call.Argument(3))
+		aad := iso.bytesArg(call.Argument(4))
+		tagSize := int(call.Argument(5).ToInteger())
+		block, err := aes.NewCipher(key)
+		if err != nil {
+			return vm.ToValue("invalid AES key length")
+		}
+		if len(iv) == 0 {
+			return vm.ToValue("AES-GCM iv must not be empty")
+		}
+		aead, err := cipher.NewGCMWithNonceSize(block, len(iv))
+		if err == nil && tagSize != 16 {
+			aead, err = cipher.NewGCMWithTagSize(block, tagSize)
+			if err == nil && len(iv) != 12 {
+				return vm.ToValue("AES-GCM with a short tag needs a 96-bit iv")
+			}
+		}
+		if err != nil {
+			return vm.ToValue(err.Error())
+		}
+		if encrypt {
+			return buffer(aead.Seal(nil, iv, data, aad))
+		}
+		out, err := aead.Open(nil, iv, data, aad)
+		if err != nil {
+			return vm.ToValue("Decryption failed. This could be due to a ciphertext authentication failure, bad padding, incorrect CryptoKey, or another algorithm-specific reason.")
+		}
+		return buffer(out)
+	})
+}
+
+// newUUID returns a random (version 4) UUID in its canonical lowercase form.
+func newUUID() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	b[6] = b[6]&0x0f | 0x40
+	b[8] = b[8]&0x3f | 0x80
+	const hexDigits = "0123456789abcdef"
+	out := make([]byte, 0, 36)
+	for i, c := range b {
+		if i == 4 || i == 6 || i == 8 || i == 10 {
+			out = append(out, '-')
+		}
+		out = append(out, hexDigits[c>>4], hexDigits[c&15])
+	}
+	return string(out)
+}

@@ -1,0 +1,111 @@
+package worker
+
+import (
+	"github.com/dop251/goja"
+	whatwg "github.com/nlnwa/whatwg-url/url"
+)
+
+// URL parsing follows the WHATWG URL standard through
+// github.com/nlnwa/whatwg-url. The JavaScript URL class keeps only the
+// serialized parts; every change reparses, so no Go object outlives a call.
+
+// urlParser keeps only options, so one serves every goroutine.
+var urlParser = whatwg.NewParser()
+
+// parseURL parses input against an optional base; nil when either is
+// invalid.
+func parseURL(input string, base *string) *whatwg.Url {
+	var b *whatwg.Url
+	if base != nil {
+		var err error
+		if b, err = urlParser.Parse(*base); err != nil {
+			return nil
+		}
+	}
+	u, err := urlParser.BasicParser(input, b, nil, whatwg.NoState)
+	if err != nil {
+		return nil
+	}
+	return u
+}
+
+func (iso *isolate) installURLNatives(set func(string, func(goja.FunctionCall) goja.Value)) {
+	parse := func(input string, base goja.Value) *whatwg.Url {
+		if base == nil || goja.IsUndefined(base) {
+			return parseURL(input, nil)
+		}
+		b := base.String()
+		return parseURL(input, &b)
+	}
+	// urlParse(input, base?) -> parts or null
+	set("urlParse", func(call goja.FunctionCall) goja.Value {
+		u := parse(call.Argument(0).String(), call.Argument(1))
+		if u == nil {
+			return goja.Null()
+		}
+		return iso.urlParts(u)
+	})
+	// urlSet(href, component, value) -> parts (unchanged when the value is
+	// rejected, as URL setters never throw) or null for an invalid href.
+	set("urlSet", func(call goja.FunctionCall) goja.Value {
+		u := parse(call.Argument(0).String(), nil)
+		if u == nil {
+			return goja.Null()
+		}
+		v := call.Argument(2).String()
+		switch call.Argument(1).String() {
+		case "protocol":
+			u.SetProtocol(v)
+		case "username":
+			u.SetUsername(v)
+		case "password":
+			u.SetPassword(v)
+		case "host":
+			u.SetHost(v)
+		case "hostname":
+			u.SetHostname(v)
+		case "port":
+			u.SetPort(v)
+		case "pathname":
+			u.SetPathname(v)
+		case "search":
+			u.SetSearch(v)
+		case "hash":
+			u.SetHash(v)
+		}
+		return iso.urlParts(u)
+	})
+}
+
+func (iso *isolate) urlParts(u *whatwg.Url) goja.Value {
+	o := iso.vm.NewObject()
+	o.Set("href", u.Href(false))
+	o.Set("protocol", u.Protocol())
+	o.Set("username", u.Username())
+	o.Set("password", u.Password())
+	o.Set("host", u.Host())
+	o.Set("hostname", u.Hostname())
+	o.Set("port", u.Port())
+	o.Set("pathname", u.Pathname())
+	o.Set("search", u.Search())
+	o.Set("hash", u.Hash())
+	o.Set("origin", urlOrigin(u))
+	return o
+}
+
+// urlOrigin serializes a URL's origin: scheme://host[:port] for the
+// special network schemes, "null" for everything else (file: included).
+func urlOrigin(u *whatwg.Url) string {
+	switch u.Scheme() {
+	case "http", "https", "ws", "wss", "ftp":
+		return u.Protocol() + "//" + u.Host()
+	case "blob":
+		if inner := parseURL(u.Pathname(), nil); inner != nil {
+			switch inner.Scheme() {
+			case "http", "https":
+				return urlOrigin(inner)
+			}
+		}
+	}
+	return "null"
+}

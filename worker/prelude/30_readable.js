@@ -1,0 +1,446 @@
+// ReadableStream: a compact implementation of the WHATWG Streams model
+// (default readers, pull-based sources with a high-water mark, tee,
+// pipeTo/pipeThrough). BYOB readers are not supported and say so when
+// asked for.
+
+const { kCreate } = internal;
+const kRS = Symbol("readable");
+const kReader = Symbol("reader");
+const lockedError = () => new TypeError("This ReadableStream is currently locked to a reader.");
+const releasedError = () => new TypeError("This ReadableStream reader has been released.");
+const withResolvers = () => Promise.withResolvers();
+const handled = (p) => { p.catch(() => {}); return p; };
+const sizeOf = (strategy) => (strategy && typeof strategy.size === "function" ? strategy.size : () => 1);
+internal.sizeOf = sizeOf;
+internal.handled = handled;
+
+// ---- ReadableStream --------------------------------------------------------
+
+class ReadableStream {
+  constructor(source = undefined, strategy = undefined) {
+    if (source === null) throw new TypeError("ReadableStream: the underlying source must be an object");
+    source = source || {};
+    const type = source.type === undefined ? undefined : String(source.type);
+    if (type !== undefined && type !== "bytes") {
+      throw new TypeError(`ReadableStream: unsupported underlying source type "${type}"`);
+    }
+    const hwm = strategy && strategy.highWaterMark !== undefined ? Number(strategy.highWaterMark) : type === "bytes" ? 0 : 1;
+    if (Number.isNaN(hwm) || hwm < 0) throw new RangeError("ReadableStream: invalid highWaterMark");
+    const st = {
+      state: "readable", reader: null, storedError: undefined, disturbed: false,
+      queue: [], queueSize: 0, hwm, size: sizeOf(strategy), started: false, pulling: false,
+      pullAgain: false, closeRequested: false, source, controller: null, bytes: type === "bytes",
+    };
+    internal.define(this, kRS, st);
+    st.controller = new ReadableStreamDefaultController(kCreate, this);
+    const start = source.start ? source.start.call(source, st.controller) : undefined;
+    Promise.resolve(start).then(() => {
+      st.started = true;
+      pullIfNeeded(this);
+    }, (e) => errorStream(this, e));
+  }
+  get locked() { return this[kRS].reader !== null; }
+  cancel(reason = undefined) {
+    if (this.locked) return Promise.reject(lockedError());
+    return cancelStream(this, reason);
+  }
+  getReader(options = undefined) {
+    if (options && options.mode !== undefined) {
+      if (String(options.mode) !== "byob") throw new TypeError(`ReadableStream.getReader: invalid mode "${options.mode}"`);
+      if (!this[kRS].bytes) throw new TypeError("This ReadableStream does not support BYOB reads (it is not a byte stream).");
+      return new ReadableStreamBYOBReader(this);
+    }
+    return new ReadableStreamDefaultReader(this);
+  }
+  pipeThrough(transform, options = undefined) {
+    if (!transform || !(transform.writable instanceof WritableStream) || !(transform.readable instanceof ReadableStream)) {
+      throw new TypeError("ReadableStream.pipeThrough: argument must be a { readable, writable } pair");
+    }
+    if (this.locked) throw lockedError();
+    if (transform.writable.locked) throw new TypeError("This WritableStream is currently locked to a writer.");
+    handled(this.pipeTo(transform.writable, options));
+    return transform.readable;
+  }
+  pipeTo(dest, options = undefined) {
+    if (!(dest instanceof WritableStream)) return Promise.reject(new TypeError("ReadableStream.pipeTo: destination must be a WritableStream"));
+    if (this.locked) return Promise.reject(lockedError());
+    if (dest.locked) return Promise.reject(new TypeError("This WritableStream is currently locked to a writer."));
+    return pipe(this, dest, options || {});
+  }
+  tee() {
+    if (this.locked) throw lockedError();
+    return tee(this);
+  }
+  values(options = undefined) {
+    const reader = this.getReader();
+    const preventCancel = !!(options && options.preventCancel);
+    let finished = false;
+    const it = {
+      next() {
+        if (finished) return Promise.resolve({ value: undefined, done: true });
+        return reader.read().then((r) => {
+          if (r.done) { finished = true; reader.releaseLock(); }
+          return r;
+        }, (e) => { finished = true; reader.releaseLock(); throw e; });
+      },
+      return(value) {
+        if (finished) return Promise.resolve({ value, done: true });
+        finished = true;
+        const p = preventCancel ? Promise.resolve() : reader.cancel(value);
+        return p.then(() => { reader.releaseLock(); return { value, done: true }; });
+      },
+      [Symbol.asyncIterator]() { return this; },
+    };
+    return it;
+  }
+  [Symbol.asyncIterator](options = undefined) { return this.values(options); }
+  static from(iterable) {
+    if (iterable instanceof ReadableStream) return iterable;
+    const it = iterable[Symbol.asyncIterator] ? iterable[Symbol.asyncIterator]() : iterable[Symbol.iterator]();
+    return new ReadableStream({
+      async pull(c) {
+        const r = await it.next();
+        if (r.done) c.close();
+        else c.enqueue(await r.value);
+      },
+      async cancel(reason) { if (it.return) await it.return(reason); },
+    }, { highWaterMark: 0 });
+  }
+}
+
+class ReadableStreamDefaultController {
+  #stream;
+  constructor(key, stream) {
+    if (key !== kCreate) throw new TypeError("Illegal constructor");
+    this.#stream = stream;
+  }
+  get desiredSize() {
+    const st = this.#stream[kRS];
+    if (st.state === "errored") return null;
+    if (st.state === "closed") return 0;
+    return st.hwm - st.queueSize;
+  }
+  enqueue(chunk) {
+    const stream = this.#stream;
+    const st = stream[kRS];
+    if (st.closeRequested || st.state !== "readable") {
+      throw new TypeError("Cannot enqueue to a ReadableStream that is closed or closing.");
+    }
+    if (st.bytes && !internal.isBufferSource(chunk)) {
+      throw new TypeError("This ReadableStream did not return bytes.");
+    }
+    const requests = st.reader ? st.reader[kReader].requests : [];
+    if (requests.length) {
+      const d = requests.shift();
+      if (d.view) {
+        const rest = fillView(d, internal.toU8(chunk));
+        if (rest.byteLength) {
+          st.queue.unshift({ chunk: rest, size: 1 });
+          st.queueSize += 1;
+        }
+      } else d.resolve({ value: chunk, done: false });
+    } else {
+      let size;
+      try { size = st.size(chunk); } catch (e) { errorStream(stream, e); throw e; }
+      st.queue.push({ chunk, size });
+      st.queueSize += size;
+    }
+    pullIfNeeded(stream);
+  }
+  close() {
+    const st = this.#stream[kRS];
+    if (st.closeRequested || st.state !== "readable") throw new TypeError("Cannot close a ReadableStream that is closed or closing.");
+    st.closeRequested = true;
+    if (!st.queue.length) closeStream(this.#stream);
+  }
+  error(e = undefined) {
+    if (this.#stream[kRS].state === "readable") errorStream(this.#stream, e);
+  }
+}
+
+class ReadableStreamDefaultReader {
+  constructor(stream) {
+    if (!(stream instanceof ReadableStream)) throw new TypeError("ReadableStreamDefaultReader: argument must be a ReadableStream");
+    const st = stream[kRS];
+    if (st.reader) throw lockedError();
+    const closed = withResolvers();
+    internal.define(this, kReader, { stream, requests: [], closed });
+    st.reader = this;
+    if (st.state === "closed") closed.resolve();
+    else if (st.state === "errored") { closed.reject(st.storedError); handled(closed.promise); }
+  }
+  get closed() { return this[kReader].closed.promise; }
+  read() {
+    const r = this[kReader];
+    if (!r.stream) return Promise.reject(releasedError());
+    const stream = r.stream;
+    const st = stream[kRS];
+    st.disturbed = true;
+    if (st.state === "closed") return Promise.resolve({ value: undefined, done: true });
+    if (st.state === "errored") return Promise.reject(st.storedError);
+    if (st.queue.length) {
+      const { chunk, size } = st.queue.shift();
+      st.queueSize -= size;
+      if (st.closeRequested && !st.queue.length) closeStream(stream);
+      else pullIfNeeded(stream);
+      return Promise.resolve({ value: chunk, done: false });
+    }
+    const d = withResolvers();
+    r.requests.push(d);
+    pullIfNeeded(stream);
+    return d.promise;
+  }
+  releaseLock() {
+    const r = this[kReader];
+    if (!r.stream) return;
+    const err = releasedError();
+    for (const d of r.requests.splice(0)) d.reject(err);
+    if (r.stream[kRS].state === "readable") r.closed.reject(err);
+    else {
+      r.closed = withResolvers();
+      r.closed.reject(err);
+    }
+    handled(r.closed.promise);
+    r.stream[kRS].reader = null;
+    r.stream = null;
+  }
+  cancel(reason = undefined) {
+    const r = this[kReader];
+    if (!r.stream) return Promise.reject(releasedError());
+    return cancelStream(r.stream, reason);
+  }
+}
+
+// fillView copies as much of bytes as fits into a BYOB read request's view,
+// resolves the request and returns the bytes left over.
+function fillView(d, bytes) {
+  const view = d.view;
+  const n = Math.min(view.byteLength, bytes.byteLength);
+  new Uint8Array(view.buffer, view.byteOffset, view.byteLength).set(bytes.subarray(0, n));
+  const per = view.BYTES_PER_ELEMENT || 1;
+  d.resolve({ value: new view.constructor(view.buffer, view.byteOffset, view instanceof DataView ? n : Math.floor(n / per)), done: false });
+  return bytes.subarray(n);
+}
+
+// ReadableStreamBYOBReader reads a byte stream into caller-supplied views.
+// The view's buffer is filled in place (not transferred, a simplification
+// of the standard that callers cannot tell apart unless they check for
+// detachment).
+class ReadableStreamBYOBReader extends ReadableStreamDefaultReader {
+  read(view) {
+    if (!ArrayBuffer.isView(view) || view.byteLength === 0) {
+      return Promise.reject(new TypeError("You must call read() on a \"byob\" reader with a positive-sized TypedArray object."));
+    }
+    const r = this[kReader];
+    if (!r.stream) return Promise.reject(releasedError());
+    const stream = r.stream;
+    const st = stream[kRS];
+    st.disturbed = true;
+    if (st.state === "errored") return Promise.reject(st.storedError);
+    const d = withResolvers();
+    d.view = view;
+    if (st.queue.length) {
+      const head = st.queue.shift();
+      st.queueSize -= head.size;
+      const rest = fillView(d, internal.toU8(head.chunk));
+      if (rest.byteLength) {
+        st.queue.unshift({ chunk: rest, size: head.size });
+        st.queueSize += head.size;
+      }
+      if (st.closeRequested && !st.queue.length) closeStream(stream);
+      else pullIfNeeded(stream);
+      return d.promise;
+    }
+    if (st.state === "closed") return Promise.resolve({ value: new view.constructor(view.buffer, view.byteOffset, 0), done: true });
+    r.requests.push(d);
+    pullIfNeeded(stream);
+    return d.promise;
+  }
+}
+
+function shouldPull(st) {
+  if (!st.started || st.closeRequested || st.state !== "readable") return false;
+  if (st.reader && st.reader[kReader].requests.length) return true;
+  return st.hwm - st.queueSize > 0;
+}
+
+function pullIfNeeded(stream) {
+  const st = stream[kRS];
+  if (!shouldPull(st)) return;
+  if (st.pulling) {
+    st.pullAgain = true;
+    return;
+  }
+  if (!st.source.pull) return;
+  st.pulling = true;
+  let p;
+  try {
+    p = Promise.resolve(st.source.pull.call(st.source, st.controller));
+  } catch (e) {
+    p = Promise.reject(e);
+  }
+  p.then(() => {
+    st.pulling = false;
+    if (st.pullAgain) {
+      st.pullAgain = false;
+      pullIfNeeded(stream);
+    }
+  }, (e) => errorStream(stream, e));
+}
+
+function closeStream(stream) {
+  const st = stream[kRS];
+  if (st.state !== "readable") return;
+  st.state = "closed";
+  if (st.reader) {
+    const r = st.reader[kReader];
+    for (const d of r.requests.splice(0)) {
+      d.resolve({ value: d.view ? new d.view.constructor(d.view.buffer, d.view.byteOffset, 0) : undefined, done: true });
+    }
+    r.closed.resolve();
+  }
+}
+
+function errorStream(stream, e) {
+  const st = stream[kRS];
+  if (st.state !== "readable") return;
+  st.state = "errored";
+  st.storedError = e;
+  st.queue = [];
+  st.queueSize = 0;
+  if (st.reader) {
+    const r = st.reader[kReader];
+    for (const d of r.requests.splice(0)) d.reject(e);
+    r.closed.reject(e);
+    handled(r.closed.promise);
+  }
+}
+
+function cancelStream(stream, reason) {
+  const st = stream[kRS];
+  st.disturbed = true;
+  if (st.state === "closed") return Promise.resolve();
+  if (st.state === "errored") return Promise.reject(st.storedError);
+  st.queue = [];
+  st.queueSize = 0;
+  closeStream(stream);
+  let p;
+  try {
+    p = Promise.resolve(st.source.cancel ? st.source.cancel.call(st.source, reason) : undefined);
+  } catch (e) {
+    p = Promise.reject(e);
+  }
+  return p.then(() => undefined);
+}
+
+function tee(stream) {
+  const reader = stream.getReader();
+  let reading = false;
+  let readAgain = false;
+  const canceled = [false, false];
+  const reasons = [undefined, undefined];
+  const controllers = [null, null];
+  const cancelDone = withResolvers();
+  const forEach = (fn) => { for (let i = 0; i < 2; i++) if (!canceled[i]) { try { fn(controllers[i]); } catch {} } };
+  function pull() {
+    if (reading) {
+      readAgain = true;
+      return Promise.resolve();
+    }
+    reading = true;
+    reader.read().then(({ value, done }) => {
+      reading = false;
+      if (done) {
+        forEach((c) => c.close());
+        cancelDone.resolve();
+        return;
+      }
+      forEach((c) => c.enqueue(value));
+      if (readAgain) {
+        readAgain = false;
+        pull();
+      }
+    }, (e) => {
+      reading = false;
+      for (const c of controllers) c.error(e);
+      cancelDone.resolve();
+    });
+    return Promise.resolve();
+  }
+  const branch = (i) => new ReadableStream({
+    start(c) { controllers[i] = c; },
+    pull,
+    cancel(reason) {
+      canceled[i] = true;
+      reasons[i] = reason;
+      if (canceled[1 - i]) reader.cancel(reasons).then(() => cancelDone.resolve(), (e) => cancelDone.reject(e));
+      return cancelDone.promise;
+    },
+  });
+  return [branch(0), branch(1)];
+}
+
+function pipe(source, dest, { preventClose = false, preventAbort = false, preventCancel = false, signal = undefined }) {
+  const reader = source.getReader();
+  const writer = dest.getWriter();
+  source[kRS].disturbed = true;
+  return new Promise((resolve, reject) => {
+    let finished = false;
+    const finish = (error, isError) => {
+      if (finished) return;
+      finished = true;
+      writer.releaseLock();
+      reader.releaseLock();
+      if (isError) reject(error);
+      else resolve();
+    };
+    const shutdown = (actions, error, isError) => {
+      Promise.all(actions.map((a) => a())).then(() => finish(error, isError), (e) => finish(e, true));
+    };
+    if (signal) {
+      const onAbort = () => {
+        const e = signal.reason;
+        const actions = [];
+        if (!preventAbort) actions.push(() => writer.abort(e));
+        if (!preventCancel) actions.push(() => reader.cancel(e));
+        shutdown(actions, e, true);
+      };
+      if (signal.aborted) return onAbort();
+      signal.addEventListener("abort", onAbort);
+    }
+    writer.closed.then(() => {
+      if (!finished) shutdown(preventCancel ? [] : [() => reader.cancel(new TypeError("The destination stream closed"))], undefined, false);
+    }, (e) => {
+      if (!finished) shutdown(preventCancel ? [] : [() => reader.cancel(e)], e, true);
+    });
+    (async () => {
+      for (;;) {
+        try {
+          await writer.ready;
+        } catch {
+          return; // the destination errored: writer.closed handles it
+        }
+        let r;
+        try {
+          r = await reader.read();
+        } catch (e) {
+          if (!finished) shutdown(preventAbort ? [] : [() => writer.abort(e)], e, true);
+          return;
+        }
+        if (finished) return;
+        if (r.done) {
+          if (preventClose) finish(undefined, false);
+          else writer.close().then(() => finish(undefined, false), (e) => finish(e, true));
+          return;
+        }
+        handled(writer.write(r.value));
+      }
+    })();
+  });
+}
+
+internal.expose("ReadableStream", ReadableStream);
+internal.expose("ReadableStreamDefaultReader", ReadableStreamDefaultReader);
+internal.expose("ReadableStreamDefaultController", ReadableStreamDefaultController);
+internal.expose("ReadableStreamBYOBReader", ReadableStreamBYOBReader);
+internal.isDisturbed = (stream) => stream[kRS].disturbed;

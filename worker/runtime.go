@@ -1,0 +1,248 @@
+package worker
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/dop251/goja"
+)
+
+// Errors.
+var (
+	// ErrClosed is returned by Fetch once Close has been called.
+	ErrClosed = errors.New("worker runtime closed")
+	// ErrNoDefaultExport means the script's module has no default export,
+	// so there is no fetch handler to call.
+	ErrNoDefaultExport = errors.New("script has no default export (expected `export default { fetch(request, env, ctx) { ... } }`)")
+)
+
+// Defaults.
+const (
+	// DefaultWaitUntilLimit bounds how long Close waits for ctx.waitUntil
+	// work and requests still in flight.
+	DefaultWaitUntilLimit = 30 * time.Second
+	// DefaultTaskTimeout is Config.TaskTimeout's default: workerd's CPU
+	// limit for a request on the paid plan.
+	DefaultTaskTimeout = 30 * time.Second
+)
+
+// Request is an HTTP request handed to a Worker. Body is buffered. A nil
+// Body means "no body" (request.body is null in the script); a non-nil
+// empty Body is an empty stream.
+type Request struct {
+	Method string
+	URL    string // absolute URL, e.g. "http://localhost/path?query"
+	Header http.Header
+	Body   []byte
+}
+
+// Response is what a Worker answered. Body is buffered and never nil.
+type Response struct {
+	Status     int
+	StatusText string
+	Header     http.Header
+	Body       []byte
+}
+
+// Binding builds the value of one env binding inside one isolate. It runs
+// once per isolate, on the isolate's loop, while the isolate is created.
+type Binding func(h *Host) (goja.Value, error)
+
+// Config configures a Runtime.
+type Config struct {
+	// Vars are the Worker's plain environment variables (wrangler "vars"):
+	// strings, numbers, booleans and JSON objects. They appear on env as
+	// JSON values.
+	Vars map[string]any
+
+	// Bindings are env entries built by the caller (Durable Object
+	// namespaces, KV, D1, ...), keyed by binding name. A binding wins over
+	// a var of the same name.
+	Bindings map[string]Binding
+
+	// Isolates is the number of isolates, each a JavaScript heap with its
+	// own loop goroutine. Default: GOMAXPROCS.
+	Isolates int
+
+	// Logger receives console output and uncaught exceptions.
+	// Default: slog.Default().
+	Logger *slog.Logger
+
+	// TaskTimeout bounds one uninterrupted stretch of JavaScript (a
+	// handler's synchronous part, one timer callback, one batch of
+	// microtasks). Past it the script is interrupted with an exception, so
+	// an endless loop fails its request instead of wedging the isolate.
+	// Default: DefaultTaskTimeout.
+	TaskTimeout time.Duration
+}
+
+// Runtime runs one Script in a set of isolates.
+type Runtime struct {
+	script   *Script
+	cfg      Config
+	log      *slog.Logger
+	prelude  []preludeProgram
+	varsJSON []byte
+	isolates []*isolate
+	next     atomic.Uint64
+	load     []atomic.Int64 // per isolate: Fetch calls in progress
+
+	stop      chan struct{}
+	closeOnce sync.Once
+	closed    atomic.Bool
+}
+
+// New starts cfg.Isolates isolates running script. It fails if the script
+// throws while it is evaluated or has no default export.
+func New(script *Script, cfg Config) (*Runtime, error) {
+	if script == nil {
+		return nil, errors.New("new runtime: nil script")
+	}
+	prelude, err := compilePrelude()
+	if err != nil {
+		return nil, err
+	}
+	n := cfg.Isolates
+	if n <= 0 {
+		n = runtime.GOMAXPROCS(0)
+	}
+	log := cfg.Logger
+	if log == nil {
+		log = slog.Default()
+	}
+	r := &Runtime{
+		script:  script,
+		cfg:     cfg,
+		log:     log.With("script", script.name),
+		prelude: prelude,
+		load:    make([]atomic.Int64, n),
+		stop:    make(chan struct{}),
+	}
+	if len(cfg.Vars) > 0 {
+		if r.varsJSON, err = json.Marshal(cfg.Vars); err != nil {
+			return nil, fmt.Errorf("encode vars: %w", err)
+		}
+	}
+	for i := 0; i < n; i++ {
+		iso, err := newIsolate(r, i)
+		if err != nil {
+			close(r.stop)
+			for _, started := range r.isolates {
+				<-started.done
+			}
+			return nil, err
+		}
+		r.isolates = append(r.isolates, iso)
+		go iso.run()
+	}
+	limit := cfg.TaskTimeout
+	if limit <= 0 {
+		limit = DefaultTaskTimeout
+	}
+	go r.watchdog(limit)
+	return r, nil
+}
+
+// watchdog interrupts any isolate stuck in one task for longer than limit.
+func (r *Runtime) watchdog(limit time.Duration) {
+	tick := time.NewTicker(min(limit/4, 250*time.Millisecond))
+	defer tick.Stop()
+	for {
+		select {
+		case <-r.stop:
+			return
+		case <-tick.C:
+			for _, iso := range r.isolates {
+				iso.interruptIfStuck(limit)
+			}
+		}
+	}
+}
+
+// pick chooses the isolate with the fewest Fetch calls in progress,
+// starting the scan at a rotating index so ties spread evenly. An isolate
+// serves several requests at once (like workerd) while they wait on timers
+// or I/O; picking the least loaded keeps CPU-bound requests apart.
+func (r *Runtime) pick() int {
+	n := len(r.isolates)
+	start := int(r.next.Add(1) % uint64(n))
+	best, bestLoad := start, r.load[start].Load()
+	for k := 1; k < n && bestLoad > 0; k++ {
+		i := (start + k) % n
+		if l := r.load[i].Load(); l < bestLoad {
+			best, bestLoad = i, l
+		}
+	}
+	return best
+}
+
+// Fetch runs the script's fetch handler for req and returns its response.
+// An exception thrown by the script is logged and becomes a 500 response;
+// the error result is reserved for ctx ending first and a closed Runtime.
+// Work handed to ctx.waitUntil goes on after Fetch returns.
+func (r *Runtime) Fetch(ctx context.Context, req *Request) (*Response, error) {
+	if r.closed.Load() {
+		return nil, ErrClosed
+	}
+	u := parseURL(req.URL, nil)
+	if u == nil {
+		return nil, fmt.Errorf("fetch: invalid request URL %q", req.URL)
+	}
+	if req.Header == nil {
+		req.Header = http.Header{}
+	}
+	i := r.pick()
+	iso := r.isolates[i]
+	r.load[i].Add(1)
+	defer r.load[i].Add(-1)
+	ch := make(chan fetchResult, 1)
+	href := u.Href(false)
+	var jsReq goja.Value // set on the loop, read only there
+	if !iso.post(func() { jsReq = iso.startFetch(req, href, ch) }) {
+		return nil, ErrClosed
+	}
+	select {
+	case res := <-ch:
+		return res.resp, res.err
+	case <-ctx.Done():
+		// The handler may go on (it can be waiting on anything); its
+		// request.signal tells it nobody is listening any more.
+		iso.post(func() { iso.abortRequest(jsReq) })
+		return nil, fmt.Errorf("fetch %s: %w", req.URL, context.Cause(ctx))
+	case <-r.stop:
+		return nil, ErrClosed
+	}
+}
+
+// Close stops accepting requests, waits (at most until ctx ends, and at
+// most DefaultWaitUntilLimit) for requests in flight and ctx.waitUntil work,
+// then stops every isolate.
+func (r *Runtime) Close(ctx context.Context) error {
+	var err error
+	r.closeOnce.Do(func() {
+		r.closed.Store(true)
+		deadline := time.Now().Add(DefaultWaitUntilLimit)
+		if d, ok := ctx.Deadline(); ok && d.Before(deadline) {
+			deadline = d
+		}
+		for _, iso := range r.isolates {
+			if !iso.waitIdle(deadline) {
+				err = fmt.Errorf("close runtime: isolate %d still busy at deadline", iso.id)
+				break
+			}
+		}
+		close(r.stop)
+		for _, iso := range r.isolates {
+			<-iso.done
+		}
+	})
+	return err
+}
