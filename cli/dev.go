@@ -18,6 +18,7 @@ import (
 
 	"github.com/celldgo/celld/bucket"
 	"github.com/celldgo/celld/deploy"
+	"github.com/celldgo/celld/fleet/core"
 	"github.com/celldgo/celld/server"
 )
 
@@ -68,7 +69,7 @@ func runDev(ctx context.Context, out, errw io.Writer, version, dir string, o *de
 	if err := os.MkdirAll(root, 0o755); err != nil {
 		return fmt.Errorf("create %s: %w", root, err)
 	}
-	release, err := claimDevDir(root)
+	release, stale, err := claimDevDir(root)
 	if err != nil {
 		return err
 	}
@@ -76,6 +77,14 @@ func runDev(ctx context.Context, out, errw io.Writer, version, dir string, o *de
 	store, err := bucket.NewFile(filepath.Join(root, "bucket"))
 	if err != nil {
 		return err
+	}
+	if stale {
+		// The previous celld dev on this directory died without cleaning
+		// up (its pid is gone): its lease cannot be renewed by anyone, so
+		// drop it instead of waiting for it to expire.
+		if err := store.Delete(ctx, core.LeaseKey(devNode)); err != nil {
+			return fmt.Errorf("remove the stale dev lease: %w", err)
+		}
 	}
 	res, err := deploy.Deploy(ctx, store, abs, deploy.Options{Capabilities: deploy.Served()})
 	if err != nil {
@@ -102,8 +111,9 @@ func runDev(ctx context.Context, out, errw io.Writer, version, dir string, o *de
 		})
 	}()
 	err = server.Run(ctx, server.Options{
-		Store: store, Node: "dev", Listen: o.Listen, InternalListen: "127.0.0.1:0",
+		Store: store, Node: devNode, Listen: o.Listen, InternalListen: "127.0.0.1:0",
 		Version: version, TTL: 3 * time.Second, Logger: log, WaitForPrevious: true, Poll: 200 * time.Millisecond,
+		StateDir: filepath.Join(root, "state"),
 		OnReady: func(public, internal string) {
 			fmt.Fprintf(out, "ready on http://%s\n", public)
 			close(ready)
@@ -119,25 +129,40 @@ func runDev(ctx context.Context, out, errw io.Writer, version, dir string, o *de
 	return err
 }
 
+// devNode is the node name of celld dev on its private bucket.
+const devNode = "dev"
+
 // claimDevDir refuses a second celld dev on the same directory: a pid file
-// naming a live process wins. A stale pid file (a crash) is taken over.
-func claimDevDir(root string) (release func(), err error) {
+// naming a live process wins. A stale pid file (a crash) is taken over and
+// reported as stale.
+func claimDevDir(root string) (release func(), stale bool, err error) {
 	pidFile := filepath.Join(root, "dev.pid")
 	if b, err := os.ReadFile(pidFile); err == nil {
-		if pid, err := strconv.Atoi(strings.TrimSpace(string(b))); err == nil && pid != os.Getpid() && processAlive(pid) {
-			return nil, &Error{Err: fmt.Errorf("another celld dev (pid %d) is already running on %s", pid, filepath.Dir(filepath.Dir(root))),
+		pid, perr := strconv.Atoi(strings.TrimSpace(string(b)))
+		if perr == nil && pid != os.Getpid() && processAlive(pid) {
+			return nil, false, &Error{Err: fmt.Errorf("another celld dev (pid %d) is already running on %s", pid, filepath.Dir(filepath.Dir(root))),
 				Code: ExitUsage, Hint: "stop it first, or use a different project directory"}
 		}
+		stale = true
 	}
 	if err := os.WriteFile(pidFile, []byte(strconv.Itoa(os.Getpid())+"\n"), 0o644); err != nil {
-		return nil, fmt.Errorf("write %s: %w", pidFile, err)
+		return nil, false, fmt.Errorf("write %s: %w", pidFile, err)
 	}
-	return func() { os.Remove(pidFile) }, nil
+	return func() { os.Remove(pidFile) }, stale, nil
 }
 
 func processAlive(pid int) bool {
 	err := syscall.Kill(pid, 0)
-	return err == nil || errors.Is(err, syscall.EPERM)
+	if err != nil && !errors.Is(err, syscall.EPERM) {
+		return false
+	}
+	// A zombie (killed, not yet reaped) answers signal 0 but is dead.
+	if stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid)); err == nil {
+		if i := strings.LastIndexByte(string(stat), ')'); i > 0 && i+2 < len(stat) && stat[i+2] == 'Z' {
+			return false
+		}
+	}
+	return true
 }
 
 // watchProject polls the project's files (not .celld, node_modules or

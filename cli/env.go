@@ -27,6 +27,8 @@ var envVars = []envVar{
 	{Name: "CELLD_INTERNAL_ADDR", Default: "127.0.0.1:8081", Meaning: "internal listener for peers and operators (same as --internal-listen)"},
 	{Name: "CELLD_ADVERTISE", Meaning: "internal address peers use to reach this node (same as --advertise); default: the internal listener"},
 	{Name: "CELLD_TTL_MS", Default: "10000", Meaning: "node lease lifetime in ms; renewed at a third of it", Min: 1000, Max: 600000},
+	{Name: "CELLD_WATCH", Default: ".celld/state", Meaning: "directory of the resident cells' SQLite files"},
+	{Name: "CELLD_IDLE_EVICT_S", Default: "300", Meaning: "stop and release a cell idle this many seconds", Min: 1, Max: 86400},
 }
 
 // isIntVar reports whether v holds an integer.
@@ -39,6 +41,7 @@ func envInt(name string) (int64, error) {
 			continue
 		}
 		raw, ok := os.LookupEnv(name)
+		raw = strings.TrimSpace(raw)
 		if !ok || raw == "" {
 			raw = v.Default
 		}

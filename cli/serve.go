@@ -40,6 +40,11 @@ func serveCommand(g *globals) *cli.Command {
 			if err != nil {
 				return err
 			}
+			idle, err := envInt("CELLD_IDLE_EVICT_S")
+			if err != nil {
+				return err
+			}
+			stateDir := os.Getenv("CELLD_WATCH")
 			if o.Node == "" {
 				if o.Node, err = os.Hostname(); err != nil {
 					return usageErr("no --node given and the host name is unknown: %v", err)
@@ -53,6 +58,7 @@ func serveCommand(g *globals) *cli.Command {
 			err = server.Run(ctx, server.Options{
 				Store: s, Node: o.Node, Listen: o.Listen, InternalListen: o.InternalListen, Advertise: o.Advertise,
 				Version: cmd.Root().Version, TTL: time.Duration(ttl) * time.Millisecond, Logger: log, WaitForPrevious: true,
+				StateDir: stateDir, IdleEvict: time.Duration(idle) * time.Second,
 			})
 			var fe *server.FenceError
 			var sf *server.StoreFaultError

@@ -25,7 +25,7 @@ type app struct {
 type apps struct {
 	store   bucket.Store
 	log     *slog.Logger
-	objects *objects // Durable Object host; nil until DOs are wired
+	objects *objects // Durable Object host
 
 	mu  sync.Mutex
 	cur *app
@@ -82,7 +82,7 @@ func (a *apps) load(dep *deploy.Deployment) (*app, error) {
 	}
 	cfg := worker.Config{Vars: dep.Manifest.Vars, Logger: a.log}
 	if a.objects != nil {
-		cfg.Bindings = a.objects.bindings(dep)
+		a.objects.configure(&cfg, dep)
 	}
 	rt, err := worker.New(script, cfg)
 	if err != nil {

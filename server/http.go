@@ -34,6 +34,11 @@ func writeWorkerResponse(w http.ResponseWriter, resp *worker.Response) {
 	for k, vs := range resp.Header {
 		h[k] = append([]string(nil), vs...)
 	}
+	// Internal to stub calls between a Worker and its objects.
+	h.Del(worker.ExceptionHeader)
+	if _, ok := resp.Header["Content-Type"]; !ok {
+		h["Content-Type"] = nil // no sniffing: workerd sends none either
+	}
 	w.WriteHeader(resp.Status)
 	w.Write(resp.Body)
 }

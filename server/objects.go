@@ -1,15 +1,330 @@
 package server
 
 import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sort"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/celldgo/celld/cell"
 	"github.com/celldgo/celld/deploy"
+	"github.com/celldgo/celld/fleet"
 	"github.com/celldgo/celld/worker"
 )
 
-// objects hosts Durable Object cells on this node. (Filled in with the
-// Durable Object runtime: activation through fleet.Acquire, one SQLite file
-// per cell, idle eviction.)
-type objects struct{}
+// objects hosts Durable Object cells on this node: it activates a cell
+// through fleet.Acquire (epoch + 1), opens its SQLite file, starts the
+// object on the live deployment's runtime, and stops it when idle, when
+// ownership ends, or when the deployment changes.
+type objects struct {
+	fleet    *fleet.Node
+	stateDir string
+	idle     time.Duration
+	log      *slog.Logger
 
-func (o *objects) bindings(dep *deploy.Deployment) map[string]worker.Binding { return nil }
-func (o *objects) use(ap *app)                                               {}
-func (o *objects) retire(ap *app)                                            {}
+	mu         sync.Mutex
+	app        *app
+	residents  map[string]*resident
+	activating map[string]*activation
+	stopping   map[string]chan struct{}
+}
+
+var _ worker.ObjectHost = (*objects)(nil)
+
+type resident struct {
+	cell, class, id string
+	app             *app
+	obj             *worker.Object
+	db              *cell.DB
+	owner           *fleet.Owner
+	lastUsed        atomic.Int64 // unix nanos
+	inflight        atomic.Int32
+}
+
+type activation struct {
+	done chan struct{}
+	r    *resident
+	err  error
+}
+
+func newObjects(f *fleet.Node, stateDir string, idle time.Duration, log *slog.Logger) *objects {
+	return &objects{fleet: f, stateDir: stateDir, idle: idle, log: log,
+		residents: map[string]*resident{}, activating: map[string]*activation{}, stopping: map[string]chan struct{}{}}
+}
+
+// bindings configures the runtime of dep: its namespace bindings resolve
+// stubs through this host.
+func (o *objects) configure(cfg *worker.Config, dep *deploy.Deployment) {
+	ns := map[string]string{}
+	for _, b := range dep.Manifest.DurableObjects.Bindings {
+		ns[b.Name] = b.ClassName
+	}
+	cfg.DurableObjects = ns
+	cfg.Objects = o
+}
+
+// use makes ap the deployment new activations run on.
+func (o *objects) use(ap *app) {
+	o.mu.Lock()
+	o.app = ap
+	o.mu.Unlock()
+}
+
+// retire stops every object running on ap (they reactivate, at a new
+// epoch, on the next deployment when next addressed).
+func (o *objects) retire(ap *app) {
+	o.mu.Lock()
+	var victims []*resident
+	for _, r := range o.residents {
+		if r.app == ap {
+			victims = append(victims, o.detach(r))
+		}
+	}
+	o.mu.Unlock()
+	o.stopAll(victims, "deployment replaced")
+}
+
+// Object returns the live object for (class, id), activating it here.
+func (o *objects) Object(ctx context.Context, class, id string) (worker.ObjectHandle, error) {
+	name := class + ":" + id
+	for {
+		o.mu.Lock()
+		if r := o.residents[name]; r != nil && r.app == o.app && r.owner.Context().Err() == nil {
+			o.mu.Unlock()
+			return handle{r}, nil
+		}
+		if a := o.activating[name]; a != nil {
+			o.mu.Unlock()
+			select {
+			case <-a.done:
+				if a.err != nil {
+					return nil, a.err
+				}
+				return handle{a.r}, nil
+			case <-ctx.Done():
+				return nil, context.Cause(ctx)
+			}
+		}
+		if stop := o.stopping[name]; stop != nil {
+			o.mu.Unlock()
+			select {
+			case <-stop:
+				continue
+			case <-ctx.Done():
+				return nil, context.Cause(ctx)
+			}
+		}
+		if old := o.residents[name]; old != nil {
+			victim := o.detach(old) // an object of a retired deployment or a lost owner
+			o.mu.Unlock()
+			o.stopAll([]*resident{victim}, "replaced")
+			continue
+		}
+		ap := o.app
+		a := &activation{done: make(chan struct{})}
+		o.activating[name] = a
+		o.mu.Unlock()
+
+		a.r, a.err = o.activate(ctx, ap, name, class, id)
+		o.mu.Lock()
+		delete(o.activating, name)
+		if a.err == nil {
+			o.residents[name] = a.r
+		}
+		o.mu.Unlock()
+		close(a.done)
+		if a.err != nil {
+			return nil, a.err
+		}
+		go o.watch(a.r)
+		return handle{a.r}, nil
+	}
+}
+
+func (o *objects) activate(ctx context.Context, ap *app, name, class, id string) (*resident, error) {
+	if ap == nil {
+		return nil, errors.New("no deployment")
+	}
+	owner, err := o.fleet.Acquire(ctx, name)
+	if err != nil {
+		var else_ *fleet.ElsewhereError
+		if errors.As(err, &else_) {
+			// Forwarding to the owner arrives with cross-node routing.
+			return nil, fmt.Errorf("activate %s: %w", name, err)
+		}
+		return nil, fmt.Errorf("activate %s: %w", name, err)
+	}
+	path := filepath.Join(o.stateDir, class, id+".sqlite")
+	fail := func(err error) (*resident, error) {
+		rctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		o.fleet.Release(rctx, name)
+		return nil, err
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return fail(fmt.Errorf("activate %s: %w", name, err))
+	}
+	db, err := cell.Open(path)
+	if err != nil {
+		return fail(fmt.Errorf("activate %s: open %s: %w", name, path, err))
+	}
+	obj, err := ap.rt.NewObject(class, id, db)
+	if err != nil {
+		db.Close()
+		return fail(fmt.Errorf("activate %s: %w", name, err))
+	}
+	r := &resident{cell: name, class: class, id: id, app: ap, obj: obj, db: db, owner: owner}
+	r.lastUsed.Store(time.Now().UnixNano())
+	o.log.Debug("cell activated", "cell", name, "epoch", owner.Epoch)
+	return r, nil
+}
+
+// watch stops a resident when its ownership ends (lost, fenced) or the
+// object dies by itself.
+func (o *objects) watch(r *resident) {
+	var why string
+	select {
+	case <-r.owner.Context().Done():
+		why = context.Cause(r.owner.Context()).Error()
+	case <-r.obj.Done():
+		why = "object stopped"
+	}
+	o.mu.Lock()
+	if o.residents[r.cell] != r {
+		o.mu.Unlock()
+		return
+	}
+	v := o.detach(r)
+	o.mu.Unlock()
+	o.stopAll([]*resident{v}, why)
+}
+
+// detach removes r from the resident set and marks it stopping. Call
+// with o.mu held.
+func (o *objects) detach(r *resident) *resident {
+	delete(o.residents, r.cell)
+	o.stopping[r.cell] = make(chan struct{})
+	return r
+}
+
+// stopAll stops objects, closes their databases and releases their cells,
+// a bounded number at a time.
+func (o *objects) stopAll(rs []*resident, why string) {
+	sem := make(chan struct{}, 32)
+	var wg sync.WaitGroup
+	for _, r := range rs {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			if err := r.obj.Close(ctx); err != nil {
+				o.log.Warn("stop object", "cell", r.cell, "err", err)
+			}
+			if err := r.db.Close(); err != nil {
+				o.log.Warn("close cell database", "cell", r.cell, "err", err)
+			}
+			if r.owner.Context().Err() == nil {
+				if err := o.fleet.Release(ctx, r.cell); err != nil {
+					o.log.Warn("release cell", "cell", r.cell, "err", err)
+				}
+			}
+			o.log.Debug("cell stopped", "cell", r.cell, "why", why)
+			o.mu.Lock()
+			if ch := o.stopping[r.cell]; ch != nil {
+				close(ch)
+				delete(o.stopping, r.cell)
+			}
+			o.mu.Unlock()
+		}()
+	}
+	wg.Wait()
+}
+
+// evictIdle stops objects idle longer than the idle timeout.
+func (o *objects) evictIdle(now time.Time) {
+	o.mu.Lock()
+	var victims []*resident
+	for _, r := range o.residents {
+		if r.inflight.Load() == 0 && r.obj.Busy() == 0 && now.Sub(time.Unix(0, r.lastUsed.Load())) >= o.idle {
+			victims = append(victims, o.detach(r))
+		}
+	}
+	o.mu.Unlock()
+	if len(victims) > 0 {
+		o.stopAll(victims, "idle")
+	}
+}
+
+func (o *objects) evictLoop(ctx context.Context) {
+	t := time.NewTicker(max(o.idle/4, 100*time.Millisecond))
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case now := <-t.C:
+			o.evictIdle(now)
+		}
+	}
+}
+
+// closeAll stops every resident (graceful shutdown).
+func (o *objects) closeAll() {
+	o.mu.Lock()
+	var victims []*resident
+	for _, r := range o.residents {
+		victims = append(victims, o.detach(r))
+	}
+	o.mu.Unlock()
+	o.stopAll(victims, "shutdown")
+}
+
+// CellState is a resident cell as /state shows it.
+type CellState struct {
+	Cell   string `json:"cell"`
+	Phase  string `json:"phase"`
+	Epoch  uint64 `json:"epoch"`
+	IdleMS int64  `json:"idle_ms"`
+}
+
+func (o *objects) snapshot() []CellState {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	out := []CellState{}
+	now := time.Now()
+	for _, r := range o.residents {
+		out = append(out, CellState{Cell: r.cell, Phase: "owned", Epoch: r.owner.Epoch, IdleMS: now.Sub(time.Unix(0, r.lastUsed.Load())).Milliseconds()})
+	}
+	for name := range o.activating {
+		out = append(out, CellState{Cell: name, Phase: "activating"})
+	}
+	for name := range o.stopping {
+		out = append(out, CellState{Cell: name, Phase: "releasing"})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Cell < out[j].Cell })
+	return out
+}
+
+// handle counts a call as activity on the resident.
+type handle struct{ r *resident }
+
+func (h handle) Fetch(ctx context.Context, req *worker.Request) (*worker.Response, error) {
+	h.r.inflight.Add(1)
+	defer func() { h.r.lastUsed.Store(time.Now().UnixNano()); h.r.inflight.Add(-1) }()
+	return h.r.obj.Fetch(ctx, req)
+}
+
+func (h handle) Call(ctx context.Context, method string, args []byte) ([]byte, error) {
+	h.r.inflight.Add(1)
+	defer func() { h.r.lastUsed.Store(time.Now().UnixNano()); h.r.inflight.Add(-1) }()
+	return h.r.obj.Call(ctx, method, args)
+}

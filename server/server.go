@@ -12,6 +12,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"path/filepath"
 	"time"
 
 	"github.com/celldgo/celld/bucket"
@@ -37,14 +38,20 @@ type Options struct {
 	Poll time.Duration
 	// OnReady is called once the node serves, with its listener addresses.
 	OnReady func(public, internal string)
+	// StateDir holds one SQLite file per resident cell (CELLD_WATCH).
+	// Default ".celld/state".
+	StateDir string
+	// IdleEvict stops a cell idle this long (CELLD_IDLE_EVICT_S). Default 5m.
+	IdleEvict time.Duration
 }
 
 // node is a running server.
 type node struct {
-	opts  Options
-	log   *slog.Logger
-	fleet *fleet.Node
-	apps  *apps
+	opts    Options
+	log     *slog.Logger
+	fleet   *fleet.Node
+	apps    *apps
+	objects *objects
 }
 
 // ErrFenced is returned by Run when the node fenced itself.
@@ -108,7 +115,14 @@ func Run(ctx context.Context, o Options) error {
 	if err != nil {
 		return err
 	}
-	n := &node{opts: o, log: log, fleet: fn, apps: &apps{store: o.Store, log: log}}
+	if o.StateDir == "" {
+		o.StateDir = filepath.Join(".celld", "state")
+	}
+	if o.IdleEvict <= 0 {
+		o.IdleEvict = 5 * time.Minute
+	}
+	objs := newObjects(fn, o.StateDir, o.IdleEvict, log)
+	n := &node{opts: o, log: log, fleet: fn, apps: &apps{store: o.Store, log: log, objects: objs}, objects: objs}
 	if err := n.apps.refresh(ctx); err != nil {
 		fn.Close(context.Background())
 		return err
@@ -119,6 +133,7 @@ func Run(ctx context.Context, o Options) error {
 		o.Poll = time.Second
 	}
 	go n.apps.watch(wctx, o.Poll)
+	go objs.evictLoop(wctx)
 	started := time.Now()
 	log.Info("node serving", "node", o.Node, "session", fn.Session(), "listen", pub.Addr().String(), "internal", internal.Addr().String(), "advertise", advertise)
 
@@ -140,7 +155,7 @@ func Run(ctx context.Context, o Options) error {
 		writeJSON(w, http.StatusOK, map[string]any{
 			"node": o.Node, "session": fn.Session(), "version": o.Version, "advertise": advertise,
 			"health": health, "draining": false, "lease_expires": fn.Expires().UnixMilli(),
-			"uptime_ms": time.Since(started).Milliseconds(), "cells": []any{},
+			"uptime_ms": time.Since(started).Milliseconds(), "cells": objs.snapshot(),
 		})
 	})
 	pubSrv := &http.Server{Handler: pubMux, ReadHeaderTimeout: 10 * time.Second}
@@ -162,6 +177,7 @@ func Run(ctx context.Context, o Options) error {
 		cctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
 		pubSrv.Shutdown(cctx)
+		objs.closeAll()
 		if ap := n.apps.current(); ap != nil {
 			ap.close(n.apps)
 		}

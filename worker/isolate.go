@@ -1,6 +1,7 @@
 package worker
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -18,6 +19,8 @@ import (
 type isolate struct {
 	rt    *Runtime
 	id    int
+	obj   *Object         // the Durable Object this isolate runs, if any
+	ctx   context.Context // of outgoing Durable Object calls
 	tasks chan func()
 	stop  chan struct{}
 	done  chan struct{}
@@ -27,6 +30,7 @@ type isolate struct {
 	// --- loop-confined state
 	vm          *goja.Runtime
 	internal    *goja.Object // prelude helpers shared with Go
+	codec       *jsCodec     // the wire format for this VM
 	dispatch    goja.Callable
 	makeRequest goja.Callable
 	handler     goja.Value // the script's default export
@@ -36,6 +40,7 @@ type isolate struct {
 	timerByID   map[int64]*timer
 	lastTimerID int64
 	seq         uint64
+	soon        []func()        // macrotasks queued on the loop itself (isolate.later)
 	waiting     []*pendingFetch // requests started and not yet answered, oldest first
 	background  int             // waitUntil promises and Host.Async work still pending
 	rejected    []*goja.Promise
@@ -43,17 +48,24 @@ type isolate struct {
 
 // newIsolate builds an isolate: natives, prelude, env and the script's
 // module, in that order. It runs on the caller's goroutine; the loop starts
-// only afterwards, so nothing else touches the VM yet.
-func newIsolate(r *Runtime, id int) (*isolate, error) {
+// only afterwards, so nothing else touches the VM yet. The loop stops when
+// stop is closed. obj is the Durable Object the isolate is made for (nil
+// for the stateless Worker's isolates).
+func newIsolate(r *Runtime, id int, stop chan struct{}, log *slog.Logger, obj *Object) (*isolate, error) {
 	iso := &isolate{
 		rt:        r,
 		id:        id,
+		obj:       obj,
+		ctx:       r.ctx,
 		tasks:     make(chan func(), 64),
-		stop:      r.stop,
+		stop:      stop,
 		done:      make(chan struct{}),
-		log:       r.log.With("isolate", id),
+		log:       log,
 		vm:        goja.New(),
 		timerByID: make(map[int64]*timer),
+	}
+	if obj != nil {
+		iso.ctx = obj.ctx
 	}
 	vm := iso.vm
 	vm.SetPromiseRejectionTracker(iso.trackRejection)
@@ -73,6 +85,11 @@ func newIsolate(r *Runtime, id int) (*isolate, error) {
 			return nil, fmt.Errorf("run prelude %s: %w", p.name, err)
 		}
 	}
+	codec, err := newJSCodec(vm, iso.internal)
+	if err != nil {
+		return nil, fmt.Errorf("prelude: %w", err)
+	}
+	iso.codec = codec
 	var ok bool
 	if iso.dispatch, ok = goja.AssertFunction(iso.internal.Get("dispatch")); !ok {
 		return nil, errors.New("prelude: internal.dispatch missing")
@@ -90,7 +107,7 @@ func newIsolate(r *Runtime, id int) (*isolate, error) {
 		limit = DefaultTaskTimeout
 	}
 	stuck := time.AfterFunc(limit, func() { vm.Interrupt("script evaluation exceeded " + limit.String()) })
-	err := iso.loadScript()
+	err = iso.loadScript()
 	stuck.Stop()
 	vm.ClearInterrupt()
 	if err != nil {
@@ -109,6 +126,26 @@ func (iso *isolate) buildEnv() error {
 			return fmt.Errorf("build env vars: %w", err)
 		}
 		env = v.ToObject(vm)
+	}
+	if len(iso.rt.cfg.DurableObjects) > 0 {
+		mk, ok := goja.AssertFunction(iso.internal.Get("makeNamespace"))
+		if !ok {
+			return errors.New("prelude: internal.makeNamespace missing")
+		}
+		names := make([]string, 0, len(iso.rt.cfg.DurableObjects))
+		for name := range iso.rt.cfg.DurableObjects {
+			names = append(names, name)
+		}
+		sort.Strings(names)
+		for _, name := range names {
+			ns, err := mk(goja.Undefined(), vm.ToValue(iso.rt.cfg.DurableObjects[name]))
+			if err == nil {
+				err = env.Set(name, ns)
+			}
+			if err != nil {
+				return fmt.Errorf("build Durable Object binding %s: %w", name, err)
+			}
+		}
 	}
 	names := make([]string, 0, len(iso.rt.cfg.Bindings))
 	for name := range iso.rt.cfg.Bindings {
@@ -159,9 +196,11 @@ func (iso *isolate) loadScript() error {
 	return nil
 }
 
-// pendingFetch is a request whose response is still being made.
+// pendingFetch is a request (or a Durable Object event) whose answer is
+// still being made.
 type pendingFetch struct {
 	answer   func(*Response)
+	hung     func() // fails the event when nothing can settle it; nil: answer a 500
 	answered bool
 }
 
@@ -194,27 +233,7 @@ func (iso *isolate) startFetch(req *Request, href string, ch chan<- fetchResult)
 		ch <- fetchResult{resp: resp}
 	}
 	pf.answer = answer
-	names := make([]string, 0, len(req.Header))
-	for k := range req.Header {
-		names = append(names, k)
-	}
-	sort.Strings(names)
-	flat := make([]any, 0, 2*len(names))
-	for _, k := range names {
-		lk := strings.ToLower(k)
-		for _, v := range req.Header[k] {
-			flat = append(flat, lk, v)
-		}
-	}
-	var body goja.Value = goja.Null()
-	if req.Body != nil {
-		body = vm.ToValue(vm.NewArrayBuffer(append([]byte(nil), req.Body...)))
-	}
-	method := req.Method
-	if method == "" {
-		method = http.MethodGet
-	}
-	jsReq, err := iso.makeRequest(goja.Undefined(), vm.ToValue(method), vm.ToValue(href), vm.NewArray(flat...), body)
+	jsReq, err := iso.newJSRequest(req, href)
 	if err != nil {
 		iso.reportException("build request", err)
 		answer(internalError())
@@ -240,6 +259,32 @@ func (iso *isolate) startFetch(req *Request, href string, ch chan<- fetchResult)
 		answer(internalError())
 	}
 	return jsReq
+}
+
+// newJSRequest builds the incoming Request object of req.
+func (iso *isolate) newJSRequest(req *Request, href string) (goja.Value, error) {
+	vm := iso.vm
+	names := make([]string, 0, len(req.Header))
+	for k := range req.Header {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	flat := make([]any, 0, 2*len(names))
+	for _, k := range names {
+		lk := strings.ToLower(k)
+		for _, v := range req.Header[k] {
+			flat = append(flat, lk, v)
+		}
+	}
+	var body goja.Value = goja.Null()
+	if req.Body != nil {
+		body = vm.ToValue(vm.NewArrayBuffer(append([]byte(nil), req.Body...)))
+	}
+	method := req.Method
+	if method == "" {
+		method = http.MethodGet
+	}
+	return iso.makeRequest(goja.Undefined(), vm.ToValue(method), vm.ToValue(href), vm.NewArray(flat...), body)
 }
 
 // abortRequest fires request.signal of a request whose caller went away.

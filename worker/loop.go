@@ -73,8 +73,33 @@ func (iso *isolate) run() {
 	wake := time.NewTimer(time.Hour)
 	wake.Stop()
 	for {
+		select {
+		case <-iso.stop: // stop wins over work still queued
+			wake.Stop()
+			return
+		default:
+		}
 		iso.fireTimers()
+		if len(iso.soon) > 0 {
+			f := iso.soon[0]
+			iso.soon[0] = nil
+			iso.soon = iso.soon[1:]
+			iso.enterTask()
+			f()
+			iso.leaveTask()
+		}
 		iso.afterTurn()
+		if len(iso.soon) > 0 {
+			// More local work: take posted work too, but do not wait.
+			select {
+			case f := <-iso.tasks:
+				iso.enterTask()
+				f()
+				iso.leaveTask()
+			default:
+			}
+			continue
+		}
 		var wakeC <-chan time.Time
 		if len(iso.timers) > 0 {
 			wake.Reset(time.Until(iso.timers[0].when))
@@ -93,6 +118,10 @@ func (iso *isolate) run() {
 	}
 }
 
+// later queues f to run on the loop as a macrotask of its own (after the
+// current one and its microtasks). Call it on the loop.
+func (iso *isolate) later(f func()) { iso.soon = append(iso.soon, f) }
+
 // afterTurn runs between macrotasks: it reports unhandled rejections,
 // fails requests that can no longer complete, and, once nothing is in
 // flight, drops leftover timers. Timers belong to the request that set them
@@ -100,16 +129,22 @@ func (iso *isolate) run() {
 // tick forever.
 func (iso *isolate) afterTurn() {
 	iso.reportRejections()
-	if len(iso.waiting) > 0 && len(iso.timers) == 0 && iso.background == 0 && len(iso.tasks) == 0 {
+	if len(iso.waiting) > 0 && len(iso.timers) == 0 && iso.background == 0 && len(iso.tasks) == 0 && len(iso.soon) == 0 {
 		// Nothing left can run: no timer, no Go work, no posted task. A
 		// request still waiting for its response waits on a promise nobody
 		// will settle; workerd fails it the same way.
 		for _, pf := range append([]*pendingFetch(nil), iso.waiting...) {
+			if pf.hung != nil {
+				pf.hung()
+				continue
+			}
 			iso.log.Error("The script will never generate a response.")
 			pf.answer(internalError())
 		}
 	}
-	if len(iso.waiting) == 0 && iso.background == 0 && len(iso.timers) > 0 {
+	// A Durable Object keeps its timers while it lives: it is one long
+	// session, not a series of requests.
+	if iso.obj == nil && len(iso.waiting) == 0 && iso.background == 0 && len(iso.timers) > 0 {
 		iso.log.Debug("dropping timers left by finished requests", "count", len(iso.timers))
 		iso.timers = iso.timers[:0]
 		clear(iso.timerByID)
@@ -225,6 +260,17 @@ func (iso *isolate) leaveTask() {
 	iso.clock.mu.Lock()
 	iso.clock.since = time.Time{}
 	iso.clock.mu.Unlock()
+}
+
+// interruptRunning interrupts the task running now, if any (Close of a
+// Durable Object that would not finish).
+func (iso *isolate) interruptRunning(reason string) {
+	iso.clock.mu.Lock()
+	defer iso.clock.mu.Unlock()
+	if !iso.clock.since.IsZero() {
+		iso.vm.Interrupt(reason)
+		iso.clock.since = time.Time{}
+	}
 }
 
 // interruptIfStuck runs on the watchdog goroutine.

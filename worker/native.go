@@ -85,6 +85,14 @@ func (iso *isolate) installNatives(native *goja.Object) {
 	iso.installTextNatives(set)
 	iso.installURLNatives(set)
 	iso.installCryptoNatives(set)
+	iso.installObjectNatives(set)
+	// serialize(value) -> ArrayBuffer in the wire format; deserialize(bytes).
+	set("serialize", func(call goja.FunctionCall) goja.Value {
+		return vm.ToValue(vm.NewArrayBuffer(iso.codec.serialize(call.Argument(0))))
+	})
+	set("deserialize", func(call goja.FunctionCall) goja.Value {
+		return iso.codec.deserialize(iso.bytesArg(call.Argument(0)))
+	})
 }
 
 func (iso *isolate) parseMultipart(body []byte, boundary string) ([]any, error) {

@@ -63,10 +63,19 @@ type Config struct {
 	// JSON values.
 	Vars map[string]any
 
-	// Bindings are env entries built by the caller (Durable Object
-	// namespaces, KV, D1, ...), keyed by binding name. A binding wins over
-	// a var of the same name.
+	// Bindings are env entries built by the caller (KV, D1, ...), keyed
+	// by binding name. A binding wins over a var or Durable Object
+	// namespace of the same name.
 	Bindings map[string]Binding
+
+	// DurableObjects maps a binding name to the Durable Object class its
+	// namespace addresses (wrangler durable_objects.bindings). Stubs reach
+	// objects through Objects.
+	DurableObjects map[string]string
+
+	// Objects resolves the objects namespace stubs address. Without it a
+	// stub call fails.
+	Objects ObjectHost
 
 	// Isolates is the number of isolates, each a JavaScript heap with its
 	// own loop goroutine. Default: GOMAXPROCS.
@@ -94,6 +103,12 @@ type Runtime struct {
 	isolates []*isolate
 	next     atomic.Uint64
 	load     []atomic.Int64 // per isolate: Fetch calls in progress
+
+	ctx    context.Context // outgoing object calls; cancelled by Close
+	cancel context.CancelFunc
+
+	objMu   sync.Mutex
+	objects map[*Object]struct{} // running objects (NewObject)
 
 	stop      chan struct{}
 	closeOnce sync.Once
@@ -125,15 +140,18 @@ func New(script *Script, cfg Config) (*Runtime, error) {
 		prelude: prelude,
 		load:    make([]atomic.Int64, n),
 		stop:    make(chan struct{}),
+		objects: map[*Object]struct{}{},
 	}
+	r.ctx, r.cancel = context.WithCancel(context.Background())
 	if len(cfg.Vars) > 0 {
 		if r.varsJSON, err = json.Marshal(cfg.Vars); err != nil {
 			return nil, fmt.Errorf("encode vars: %w", err)
 		}
 	}
 	for i := 0; i < n; i++ {
-		iso, err := newIsolate(r, i)
+		iso, err := newIsolate(r, i, r.stop, r.log.With("isolate", i), nil)
 		if err != nil {
+			r.cancel()
 			close(r.stop)
 			for _, started := range r.isolates {
 				<-started.done
@@ -163,6 +181,11 @@ func (r *Runtime) watchdog(limit time.Duration) {
 			for _, iso := range r.isolates {
 				iso.interruptIfStuck(limit)
 			}
+			r.objMu.Lock()
+			for o := range r.objects {
+				o.iso.interruptIfStuck(limit)
+			}
+			r.objMu.Unlock()
 		}
 	}
 }
@@ -224,7 +247,8 @@ func (r *Runtime) Fetch(ctx context.Context, req *Request) (*Response, error) {
 
 // Close stops accepting requests, waits (at most until ctx ends, and at
 // most DefaultWaitUntilLimit) for requests in flight and ctx.waitUntil work,
-// then stops every isolate.
+// then stops every isolate. Durable Objects still running are closed the
+// same way (see Object.Close); NewObject fails from then on.
 func (r *Runtime) Close(ctx context.Context) error {
 	var err error
 	r.closeOnce.Do(func() {
@@ -239,10 +263,45 @@ func (r *Runtime) Close(ctx context.Context) error {
 				break
 			}
 		}
+		dctx, cancel := context.WithDeadline(ctx, deadline)
+		r.objMu.Lock()
+		objs := make([]*Object, 0, len(r.objects))
+		for o := range r.objects {
+			objs = append(objs, o)
+		}
+		r.objMu.Unlock()
+		var wg sync.WaitGroup
+		for _, o := range objs {
+			wg.Go(func() {
+				if cerr := o.Close(dctx); cerr != nil {
+					r.log.Warn("close runtime", "error", cerr)
+				}
+			})
+		}
+		wg.Wait()
+		cancel()
+		r.cancel()
 		close(r.stop)
 		for _, iso := range r.isolates {
 			<-iso.done
 		}
 	})
 	return err
+}
+
+// addObject registers a running object; it fails once Close has begun.
+func (r *Runtime) addObject(o *Object) bool {
+	r.objMu.Lock()
+	defer r.objMu.Unlock()
+	if r.closed.Load() {
+		return false
+	}
+	r.objects[o] = struct{}{}
+	return true
+}
+
+func (r *Runtime) removeObject(o *Object) {
+	r.objMu.Lock()
+	delete(r.objects, o)
+	r.objMu.Unlock()
 }

@@ -316,6 +316,20 @@ function serializeResponse(res) {
   });
 }
 
+internal.serializeResponse = serializeResponse;
+// makeResponse builds a response that arrived from elsewhere (a Durable
+// Object): any status, trusted lowercase header pairs, immutable headers
+// as on a fetch() result, body bytes (an ArrayBuffer) or null.
+internal.makeResponse = (status, statusText, flatHeaders, body) => {
+  const r = Object.create(Response.prototype);
+  r[kRes] = {
+    status, statusText, headers: internal.headersFrom(flatHeaders, "immutable"), type: "default", url: "",
+    redirected: false, webSocket: null, cf: undefined,
+  };
+  r[kBody] = newBody(body === null || nullBodyStatus(status) ? null : { source: new Uint8Array(body) });
+  return r;
+};
+
 // ---- ExecutionContext and dispatch ----------------------------------------
 
 const waitUntilLimitMs = 30000;

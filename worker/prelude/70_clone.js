@@ -15,6 +15,9 @@ const describeUncloneable = (v) => {
   if (typeof v === "symbol") return v.toString();
   return `#<${tagOf(v)}>`;
 };
+// uncloneable is the DataCloneError for a value structured clone refuses
+// (shared with the wire format in 72_wire.js).
+internal.uncloneable = (v) => cloneError(describeUncloneable(v));
 
 function cloneValue(value, memory) {
   switch (typeof value) {

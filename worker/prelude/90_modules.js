@@ -19,6 +19,7 @@ class WorkflowEntrypoint {
   }
 }
 class RpcTarget {}
+internal.DurableObject = DurableObject;
 
 const cloudflareWorkers = Object.freeze({
   __proto__: null,

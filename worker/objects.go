@@ -1,0 +1,509 @@
+package worker
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"runtime/debug"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/celldgo/celld/cell"
+	"github.com/dop251/goja"
+)
+
+// Object is one Durable Object: an instance of an exported class living in
+// its own isolate (a goja.Runtime from the script's compiled program, with
+// its own loop goroutine), with its storage in one cell.DB.
+//
+// Events (Fetch, Call) run one at a time, except that while a handler
+// awaits something other than storage (a timer, another object) the next
+// event may start. Storage calls are synchronous SQLite on the loop, so
+// they never let another event in; blockConcurrencyWhile holds every other
+// event until its callback settles.
+//
+// The class is constructed before the first event, as new Class(ctx, env).
+// A constructor that throws, or a blockConcurrencyWhile callback that
+// rejects, resets the object: the events waiting for it fail with the
+// exception, and the next event constructs it anew.
+type Object struct {
+	rt    *Runtime
+	class string
+	id    string
+	db    *cell.DB
+	iso   *isolate
+
+	ctx      context.Context // outgoing calls; cancelled when the object stops
+	cancel   context.CancelFunc
+	stop     chan struct{} // closed to stop the loop
+	stopOnce sync.Once
+	done     chan struct{} // closed once stopped and off the database
+
+	busy      atomic.Int64
+	closing   atomic.Bool
+	closeOnce sync.Once
+	closeErr  error
+
+	// --- loop-confined state
+	ctor     goja.Value // the exported class
+	instance goja.Value // nil until constructed, and after a reset
+	store    *goja.Object
+	named    bool
+	name     string
+	gate     int         // blockConcurrencyWhile callbacks pending
+	queued   []*objEvent // events held by the gate, oldest first
+	draining bool        // a drainOne is queued on the loop
+	txns     []*openTxn  // async transactions, innermost last
+	syncTxns int         // transactionSync calls running
+}
+
+var _ ObjectHandle = (*Object)(nil)
+
+// NewObject starts the object class:id of the runtime's script on db. The
+// class must be a named export of the script's module. The object is
+// constructed when its first event arrives. The caller owns db: it must
+// not use it while the object runs and may close it once Close returned.
+func (r *Runtime) NewObject(class, id string, db *cell.DB) (*Object, error) {
+	if r.closed.Load() {
+		return nil, ErrClosed
+	}
+	if db == nil {
+		return nil, fmt.Errorf("new object %s:%s: nil database", class, id)
+	}
+	if !ValidObjectID(class, id) {
+		return nil, fmt.Errorf("new object %s:%s: not an id of class %s", class, id, class)
+	}
+	o := &Object{
+		rt: r, class: class, id: id, db: db,
+		stop: make(chan struct{}),
+		done: make(chan struct{}),
+	}
+	o.ctx, o.cancel = context.WithCancel(r.ctx)
+	iso, err := newIsolate(r, -1, o.stop, r.log.With("object", class+":"+id), o)
+	if err != nil {
+		o.cancel()
+		return nil, fmt.Errorf("new object %s:%s: %w", class, id, err)
+	}
+	o.iso = iso
+	var ctor goja.Value
+	if exp, ok := iso.exports.(*goja.Object); ok {
+		ctor = exp.Get(class)
+	}
+	if _, ok := goja.AssertConstructor(ctor); !ok {
+		o.cancel()
+		return nil, fmt.Errorf("new object %s:%s: the script does not export a class named %s", class, id, class)
+	}
+	o.ctor = ctor
+	o.store = o.storageNatives()
+	if !r.addObject(o) {
+		o.cancel()
+		return nil, ErrClosed
+	}
+	go o.run()
+	return o, nil
+}
+
+// logException logs an exception an object's code threw. Info, not
+// Error: it reaches the caller, which may well handle it.
+func (o *Object) logException(what string, ex *Exception, stack string) {
+	o.iso.log.Info(what, "error", ex.Error(), "stack", stack)
+}
+
+// run is the object's goroutine: the isolate's loop, then cleanup that
+// must happen before Close may return (open transactions rolled back).
+func (o *Object) run() {
+	defer close(o.done)
+	defer o.rt.removeObject(o)
+	defer o.cancel()
+	defer o.rollbackAll()
+	defer func() {
+		if p := recover(); p != nil {
+			o.iso.log.Error("durable object crashed", "panic", fmt.Sprint(p), "stack", string(debug.Stack()))
+			o.halt()
+		}
+	}()
+	o.iso.run()
+}
+
+func (o *Object) halt() { o.stopOnce.Do(func() { close(o.stop) }) }
+
+// Done is closed when the object has stopped: after Close, or after a
+// fatal error (the object's goroutine crashed). Once Done is closed the
+// object no longer touches its database.
+func (o *Object) Done() <-chan struct{} { return o.done }
+
+// Busy is the number of events (Fetch and Call) in flight.
+func (o *Object) Busy() int { return int(o.busy.Load()) }
+
+// Close stops the object: it refuses new events (ErrObjectClosed), waits
+// until the events in flight and ctx.waitUntil work are done (at most
+// until ctx ends, and at most DefaultWaitUntilLimit), then stops the loop,
+// interrupting any JavaScript still running, and rolls back transactions
+// left open. When Close returns the object no longer touches the database;
+// events still waiting fail with ErrObjectStopped. The error reports that
+// work was cut off. Closing twice is harmless.
+func (o *Object) Close(ctx context.Context) error {
+	o.closeOnce.Do(func() {
+		o.closing.Store(true)
+		deadline := time.Now().Add(DefaultWaitUntilLimit)
+		if d, ok := ctx.Deadline(); ok && d.Before(deadline) {
+			deadline = d
+		}
+		if !o.waitIdle(ctx, deadline) {
+			o.closeErr = fmt.Errorf("close object %s:%s: events still in flight were cut off", o.class, o.id)
+		}
+		o.halt()
+		o.iso.interruptRunning("durable object closed")
+		<-o.done
+	})
+	<-o.done
+	return o.closeErr
+}
+
+func (o *Object) waitIdle(ctx context.Context, deadline time.Time) bool {
+	timeout := time.NewTimer(time.Until(deadline))
+	defer timeout.Stop()
+	for {
+		if o.busy.Load() == 0 {
+			// Ask the loop, without ever blocking on it: it may be stuck in
+			// a task, or its queue full.
+			idle := make(chan bool, 1)
+			probe := func() { idle <- len(o.iso.waiting) == 0 && o.iso.background == 0 }
+			select {
+			case o.iso.tasks <- probe:
+			case <-o.done:
+				return true
+			case <-timeout.C:
+				return false
+			case <-ctx.Done():
+				return false
+			}
+			select {
+			case ok := <-idle:
+				if ok && o.busy.Load() == 0 {
+					return true
+				}
+			case <-o.done:
+				return true
+			case <-timeout.C:
+				return false
+			case <-ctx.Done():
+				return false
+			}
+		}
+		select {
+		case <-time.After(5 * time.Millisecond):
+		case <-o.done:
+			return true
+		case <-timeout.C:
+			return false
+		case <-ctx.Done():
+			return false
+		}
+	}
+}
+
+// Fetch delivers an HTTP request to the object's fetch handler. An
+// exception thrown by the handler makes a 500 response carrying
+// ExceptionHeader (the calling stub rethrows it); the object lives on.
+// ctx may carry the object's name (WithObjectName).
+func (o *Object) Fetch(ctx context.Context, req *Request) (*Response, error) {
+	// busy before closing: Close sets closing, then waits for busy to
+	// drop, so an event either counts as in flight or is refused.
+	o.busy.Add(1)
+	defer o.busy.Add(-1)
+	if o.closing.Load() {
+		return nil, ErrObjectClosed
+	}
+	u := parseURL(req.URL, nil)
+	if u == nil {
+		return nil, fmt.Errorf("fetch: invalid request URL %q", req.URL)
+	}
+	href := u.Href(false)
+	name, named := ObjectName(ctx)
+	ch := make(chan fetchResult, 1)
+	var jsReq goja.Value // set and read on the loop
+	if !o.iso.post(func() { jsReq = o.startFetch(req, href, name, named, ch) }) {
+		return nil, ErrObjectClosed
+	}
+	select {
+	case res := <-ch:
+		return res.resp, res.err
+	case <-ctx.Done():
+		o.iso.post(func() { o.iso.abortRequest(jsReq) })
+		return nil, fmt.Errorf("fetch %s: %w", req.URL, context.Cause(ctx))
+	case <-o.stop:
+		return nil, ErrObjectStopped
+	}
+}
+
+type callResult struct {
+	data []byte
+	err  error
+}
+
+// Call runs the RPC method on the object (see ObjectHandle.Call). An
+// exception thrown by the method is returned as an *Exception; the object
+// lives on.
+func (o *Object) Call(ctx context.Context, method string, args []byte) ([]byte, error) {
+	o.busy.Add(1)
+	defer o.busy.Add(-1)
+	if o.closing.Load() {
+		return nil, ErrObjectClosed
+	}
+	name, named := ObjectName(ctx)
+	ch := make(chan callResult, 1)
+	if !o.iso.post(func() { o.startCall(method, args, name, named, ch) }) {
+		return nil, ErrObjectClosed
+	}
+	select {
+	case res := <-ch:
+		return res.data, res.err
+	case <-ctx.Done():
+		return nil, fmt.Errorf("call %s: %w", method, context.Cause(ctx))
+	case <-o.stop:
+		return nil, ErrObjectStopped
+	}
+}
+
+// objEvent is an event waiting for, or running in, the object.
+type objEvent struct {
+	pf   *pendingFetch
+	run  func()           // start the handler on the instance
+	fail func(*Exception) // answer with an exception instead
+}
+
+// newEvent registers an event as waiting for its answer; finish (called
+// by the answer) unregisters it.
+func (o *Object) newEvent() (*objEvent, func() bool) {
+	iso := o.iso
+	ev := &objEvent{pf: &pendingFetch{}}
+	iso.waiting = append(iso.waiting, ev.pf)
+	finish := func() bool {
+		if ev.pf.answered {
+			return false
+		}
+		ev.pf.answered = true
+		for i, w := range iso.waiting {
+			if w == ev.pf {
+				iso.waiting = append(iso.waiting[:i], iso.waiting[i+1:]...)
+				break
+			}
+		}
+		return true
+	}
+	ev.pf.hung = func() {
+		iso.log.Error("The script will never generate a response.")
+		ev.fail(&Exception{Name: "Error", Message: "The script will never generate a response."})
+	}
+	return ev, finish
+}
+
+func (o *Object) startFetch(req *Request, href, name string, named bool, ch chan<- fetchResult) goja.Value {
+	iso := o.iso
+	ev, finish := o.newEvent()
+	answer := func(resp *Response) {
+		if !finish() {
+			return
+		}
+		if req.Method == http.MethodHead {
+			resp.Body = []byte{}
+		}
+		ch <- fetchResult{resp: resp}
+	}
+	ev.fail = func(ex *Exception) { answer(exceptionResponse(ex)) }
+	jsReq, err := iso.newJSRequest(req, href)
+	if err != nil {
+		iso.reportException("build request", err)
+		answer(internalError())
+		return nil
+	}
+	ev.run = func() {
+		done := iso.vm.ToValue(func(call goja.FunctionCall) goja.Value {
+			if !call.Argument(0).ToBoolean() {
+				ex, stack := o.exception(call.Argument(1))
+				o.logException("exception in Durable Object fetch handler", ex, stack)
+				ev.fail(ex)
+				return goja.Undefined()
+			}
+			resp, err := iso.toResponse(call.Argument(1))
+			if err != nil {
+				iso.log.Error("convert response", "error", err)
+				answer(internalError())
+				return goja.Undefined()
+			}
+			answer(resp)
+			return goja.Undefined()
+		})
+		o.invoke(ev, "objectFetch", o.instance, jsReq, done)
+	}
+	o.admit(ev, name, named)
+	return jsReq
+}
+
+func (o *Object) startCall(method string, args []byte, name string, named bool, ch chan<- callResult) {
+	iso := o.iso
+	ev, finish := o.newEvent()
+	ev.fail = func(ex *Exception) {
+		if finish() {
+			ch <- callResult{err: ex}
+		}
+	}
+	ev.run = func() {
+		done := iso.vm.ToValue(func(call goja.FunctionCall) goja.Value {
+			if !call.Argument(0).ToBoolean() {
+				ex, stack := o.exception(call.Argument(1))
+				o.logException("exception in Durable Object method "+method, ex, stack)
+				ev.fail(ex)
+				return goja.Undefined()
+			}
+			data := append([]byte(nil), iso.bytesArg(call.Argument(1))...)
+			if finish() {
+				ch <- callResult{data: data}
+			}
+			return goja.Undefined()
+		})
+		o.invoke(ev, "objectCall", o.instance, iso.vm.ToValue(method), iso.vm.ToValue(iso.vm.NewArrayBuffer(args)), done)
+	}
+	o.admit(ev, name, named)
+}
+
+// invoke calls internal[fn](args...); a throw that escapes (it should
+// not: the helpers report through done) fails the event.
+func (o *Object) invoke(ev *objEvent, fn string, args ...goja.Value) {
+	f, ok := goja.AssertFunction(o.iso.internal.Get(fn))
+	if !ok {
+		ev.fail(&Exception{Name: "Error", Message: "celld: prelude lacks " + fn})
+		return
+	}
+	if _, err := f(goja.Undefined(), args...); err != nil {
+		ex, _ := o.errException(err)
+		ev.fail(ex)
+	}
+}
+
+// admit constructs the object if needed, then runs the event or, while
+// the gate is closed, queues it (at the front when it was already queued).
+func (o *Object) admit(ev *objEvent, name string, named bool) {
+	if named && !o.named {
+		o.named, o.name = true, name
+	}
+	o.admitQueued(ev, false)
+}
+
+func (o *Object) admitQueued(ev *objEvent, front bool) {
+	if o.instance == nil {
+		if ex := o.construct(); ex != nil {
+			ev.fail(ex)
+			return
+		}
+	}
+	if o.gate > 0 {
+		if front {
+			o.queued = append([]*objEvent{ev}, o.queued...)
+		} else {
+			o.queued = append(o.queued, ev)
+		}
+		return
+	}
+	ev.run()
+}
+
+// construct runs new Class(ctx, env).
+func (o *Object) construct() *Exception {
+	vm := o.iso.vm
+	var name goja.Value = goja.Undefined()
+	if o.named {
+		name = vm.ToValue(o.name)
+	}
+	mk, _ := goja.AssertFunction(o.iso.internal.Get("objectState"))
+	ctorFn, _ := goja.AssertFunction(o.iso.internal.Get("constructObject"))
+	if mk == nil || ctorFn == nil {
+		return &Exception{Name: "Error", Message: "celld: prelude lacks the Durable Object state"}
+	}
+	state, err := mk(goja.Undefined(), o.store, vm.ToValue(o.class), vm.ToValue(o.id), name)
+	if err == nil {
+		var inst goja.Value
+		if inst, err = ctorFn(goja.Undefined(), o.ctor, state, o.iso.env); err == nil {
+			o.instance = inst
+			return nil
+		}
+	}
+	ex, stack := o.errException(err)
+	o.logException("Durable Object constructor threw", ex, stack)
+	return ex
+}
+
+// reset forgets the instance after a fatal exception (a rejected
+// blockConcurrencyWhile callback, ctx.abort()): queued events fail with
+// it, and the next event constructs the object anew.
+func (o *Object) reset(ex *Exception) {
+	o.iso.log.Warn("resetting Durable Object", "error", ex.Error())
+	o.instance = nil
+	queued := o.queued
+	o.queued = nil
+	for _, ev := range queued {
+		ev.fail(ex)
+	}
+}
+
+// drain starts the queued events once the gate opens, each as a
+// macrotask of its own, so one event's storage calls (and the microtasks
+// between them) finish before the next event begins.
+func (o *Object) drain() {
+	if o.gate > 0 || len(o.queued) == 0 || o.draining {
+		return
+	}
+	o.draining = true
+	o.iso.later(o.drainOne)
+}
+
+func (o *Object) drainOne() {
+	o.draining = false
+	if o.gate > 0 || len(o.queued) == 0 {
+		return
+	}
+	ev := o.queued[0]
+	o.queued = o.queued[1:]
+	o.admitQueued(ev, true)
+	o.drain()
+}
+
+// exception reads a tunneled exception {name, message, dom, stack}.
+func (o *Object) exception(v goja.Value) (*Exception, string) {
+	obj, ok := v.(*goja.Object)
+	if !ok {
+		return &Exception{Name: "Error", Message: describeValue(v)}, ""
+	}
+	str := func(k string) string {
+		if v := obj.Get(k); v != nil && !goja.IsUndefined(v) && !goja.IsNull(v) {
+			return v.String()
+		}
+		return ""
+	}
+	ex := &Exception{Name: str("name"), Message: str("message")}
+	if v := obj.Get("dom"); v != nil {
+		ex.DOMException = v.ToBoolean()
+	}
+	if ex.Name == "" {
+		ex.Name = "Error"
+	}
+	return ex, str("stack")
+}
+
+// errException turns an error from calling into JavaScript into an
+// exception as the caller should see it.
+func (o *Object) errException(err error) (*Exception, string) {
+	var jsEx *goja.Exception
+	if errors.As(err, &jsEx) {
+		if tunnel, ok := goja.AssertFunction(o.iso.internal.Get("tunnel")); ok {
+			if v, terr := tunnel(goja.Undefined(), jsEx.Value()); terr == nil {
+				return o.exception(v)
+			}
+		}
+		return &Exception{Name: "Error", Message: describeValue(jsEx.Value())}, jsEx.String()
+	}
+	return &Exception{Name: "Error", Message: err.Error()}, ""
+}
