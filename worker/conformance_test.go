@@ -3,61 +3,30 @@ package worker_test
 import (
 	"bytes"
 	"context"
-	"encoding/base64"
-	"encoding/json"
-	"fmt"
 	"log/slog"
 	"net/http"
 	"os"
 	"path/filepath"
-	"reflect"
-	"regexp"
-	"sort"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/celldgo/celld/deploy"
+	"github.com/celldgo/celld/internal/conformance"
 	"github.com/celldgo/celld/worker"
 )
-
-// fixturesDir holds the conformance fixtures recorded on workerd
-// (../shared beside the repository).
-const fixturesDir = "../../shared/conformance/fixtures"
-
-type step struct {
-	Name          string            `json:"name"`
-	Method        string            `json:"method"`
-	Path          string            `json:"path"`
-	Headers       map[string]string `json:"headers"`
-	Body          *string           `json:"body"`
-	BodyBase64    *string           `json:"body_base64"`
-	SleepMsBefore int               `json:"sleep_ms_before"`
-	Expect        struct {
-		Status     int                `json:"status"`
-		Headers    map[string]*string `json:"headers"`
-		Body       *string            `json:"body"`
-		BodyJSON   json.RawMessage    `json:"body_json"`
-		BodyRegex  *string            `json:"body_regex"`
-		BodyBase64 *string            `json:"body_base64"`
-	} `json:"expect"`
-}
 
 // TestConformance replays every fixture this runtime can serve on its own
 // and compares the responses with the ones recorded on workerd, using the
 // rules of shared/conformance/README.md.
 func TestConformance(t *testing.T) {
-	entries, err := os.ReadDir(fixturesDir)
+	dirs, err := conformance.Fixtures(conformance.Dir)
 	if err != nil {
-		t.Fatalf("read fixtures: %v (the conformance fixtures live in ../shared beside the repository)", err)
+		t.Fatalf("%v (the conformance fixtures live in ../shared beside the repository)", err)
 	}
-	for _, e := range entries {
-		if !e.IsDir() {
-			continue
-		}
-		dir := filepath.Join(fixturesDir, e.Name())
-		t.Run(e.Name(), func(t *testing.T) { runFixture(t, dir) })
+	for _, dir := range dirs {
+		t.Run(filepath.Base(dir), func(t *testing.T) { runFixture(t, dir) })
 	}
 }
 
@@ -121,32 +90,20 @@ func runFixture(t *testing.T, dir string) {
 		objects.use(rt)
 	}
 
-	raw, err := os.ReadFile(filepath.Join(dir, "cases.json"))
+	steps, err := conformance.LoadSteps(dir)
 	if err != nil {
-		t.Fatalf("read cases: %v", err)
-	}
-	var steps []step
-	if err := json.Unmarshal(raw, &steps); err != nil {
-		t.Fatalf("parse cases: %v", err)
+		t.Fatal(err)
 	}
 	for i, s := range steps {
 		if s.SleepMsBefore > 0 {
 			time.Sleep(time.Duration(s.SleepMsBefore) * time.Millisecond)
 		}
-		req := &worker.Request{Method: s.Method, URL: "http://localhost" + s.Path, Header: http.Header{}}
-		if req.Method == "" {
-			req.Method = http.MethodGet
-		}
+		req := &worker.Request{Method: s.MethodOrGet(), URL: "http://localhost" + s.Path, Header: http.Header{}}
 		for k, v := range s.Headers {
 			req.Header.Set(k, v)
 		}
-		switch {
-		case s.Body != nil:
-			req.Body = []byte(*s.Body)
-		case s.BodyBase64 != nil:
-			if req.Body, err = base64.StdEncoding.DecodeString(*s.BodyBase64); err != nil {
-				t.Fatalf("step %d %q: decode body_base64: %v", i, s.Name, err)
-			}
+		if req.Body, err = s.RequestBody(); err != nil {
+			t.Fatalf("step %d %q: %v", i, s.Name, err)
 		}
 		if req.Body != nil {
 			// As an HTTP client would send it (the README's replay rule).
@@ -159,7 +116,7 @@ func runFixture(t *testing.T, dir string) {
 			t.Errorf("step %d %q: fetch: %v", i, s.Name, err)
 			continue
 		}
-		for _, problem := range compare(s, resp) {
+		for _, problem := range conformance.Compare(s, resp.Status, resp.Header, resp.Body) {
 			t.Errorf("step %d %q: %s", i, s.Name, problem)
 		}
 	}
@@ -169,81 +126,6 @@ func runFixture(t *testing.T, dir string) {
 // alarms, which this runtime does not serve yet.
 func usesAlarms(src []byte) bool {
 	return bytes.Contains(src, []byte("setAlarm(")) || bytes.Contains(src, []byte("getAlarm("))
-}
-
-// compare applies the README's comparison rules and returns every mismatch.
-func compare(s step, resp *worker.Response) []string {
-	var out []string
-	want := s.Expect
-	if resp.Status != want.Status {
-		out = append(out, fmt.Sprintf("status = %d, want %d (body %q)", resp.Status, want.Status, truncate(resp.Body)))
-	}
-	names := make([]string, 0, len(want.Headers))
-	for k := range want.Headers {
-		names = append(names, k)
-	}
-	sort.Strings(names)
-	for _, name := range names {
-		values := resp.Header.Values(name)
-		wantV := want.Headers[name]
-		switch {
-		case wantV == nil && len(values) > 0:
-			out = append(out, fmt.Sprintf("header %s = %q, want absent", name, strings.Join(values, ", ")))
-		case wantV != nil && len(values) == 0:
-			out = append(out, fmt.Sprintf("header %s absent, want %q", name, *wantV))
-		case wantV != nil && strings.Join(values, ", ") != *wantV:
-			out = append(out, fmt.Sprintf("header %s = %q, want %q", name, strings.Join(values, ", "), *wantV))
-		}
-	}
-	switch {
-	case want.Body != nil:
-		if string(resp.Body) != *want.Body {
-			out = append(out, fmt.Sprintf("body = %q, want %q", truncate(resp.Body), *want.Body))
-		}
-	case len(want.BodyJSON) > 0:
-		var got, exp any
-		if err := json.Unmarshal(resp.Body, &got); err != nil {
-			out = append(out, fmt.Sprintf("body is not JSON (%v): %q", err, truncate(resp.Body)))
-			break
-		}
-		if err := json.Unmarshal(want.BodyJSON, &exp); err != nil {
-			out = append(out, fmt.Sprintf("expected body_json does not parse: %v", err))
-			break
-		}
-		if !reflect.DeepEqual(got, exp) {
-			out = append(out, fmt.Sprintf("body_json differs:\n got: %s\nwant: %s", resp.Body, compact(want.BodyJSON)))
-		}
-	case want.BodyRegex != nil:
-		re, err := regexp.Compile("^(?:" + *want.BodyRegex + ")$")
-		if err != nil {
-			out = append(out, fmt.Sprintf("body_regex does not compile: %v", err))
-		} else if !re.Match(resp.Body) {
-			out = append(out, fmt.Sprintf("body %q does not match %q", truncate(resp.Body), *want.BodyRegex))
-		}
-	case want.BodyBase64 != nil:
-		exp, err := base64.StdEncoding.DecodeString(*want.BodyBase64)
-		if err != nil {
-			out = append(out, fmt.Sprintf("expected body_base64 does not decode: %v", err))
-		} else if !bytes.Equal(resp.Body, exp) {
-			out = append(out, fmt.Sprintf("body = %x, want %x", resp.Body, exp))
-		}
-	}
-	return out
-}
-
-func truncate(b []byte) string {
-	if len(b) > 400 {
-		return string(b[:400]) + "…"
-	}
-	return string(b)
-}
-
-func compact(raw json.RawMessage) string {
-	var buf bytes.Buffer
-	if err := json.Compact(&buf, raw); err != nil {
-		return string(raw)
-	}
-	return buf.String()
 }
 
 // testLogger sends the runtime's log lines (console output, uncaught
