@@ -28,7 +28,10 @@ type objects struct {
 	idle     time.Duration
 	log      *slog.Logger
 
+	peer *peer // set once the peer secret is known
+
 	mu         sync.Mutex
+	remotes    map[string]remoteEntry // cells owned by live peers, briefly cached
 	app        *app
 	residents  map[string]*resident
 	activating map[string]*activation
@@ -55,7 +58,8 @@ type activation struct {
 
 func newObjects(f *fleet.Node, stateDir string, idle time.Duration, log *slog.Logger) *objects {
 	return &objects{fleet: f, stateDir: stateDir, idle: idle, log: log,
-		residents: map[string]*resident{}, activating: map[string]*activation{}, stopping: map[string]chan struct{}{}}
+		residents: map[string]*resident{}, activating: map[string]*activation{}, stopping: map[string]chan struct{}{},
+		remotes: map[string]remoteEntry{}}
 }
 
 // bindings configures the runtime of dep: its namespace bindings resolve
@@ -90,8 +94,48 @@ func (o *objects) retire(ap *app) {
 	o.stopAll(victims, "deployment replaced")
 }
 
-// Object returns the live object for (class, id), activating it here.
+// remoteEntry remembers a live peer owning a cell, so that repeated
+// calls skip reading own.json and the owner's lease.
+type remoteEntry struct {
+	h       remote
+	expires time.Time
+}
+
+// remoteTTL bounds how long a peer's ownership is trusted without a re-read;
+// a wrong guess costs one 421 and a retry.
+const remoteTTL = 2 * time.Second
+
+// Object returns a handle on the object (class, id): resident here,
+// activated here, or owned by a live peer and reached over signed HTTP.
 func (o *objects) Object(ctx context.Context, class, id string) (worker.ObjectHandle, error) {
+	name := class + ":" + id
+	o.mu.Lock()
+	if e, ok := o.remotes[name]; ok && time.Now().Before(e.expires) {
+		o.mu.Unlock()
+		return e.h, nil
+	}
+	o.mu.Unlock()
+	h, err := o.local(ctx, class, id)
+	var else_ *fleet.ElsewhereError
+	if errors.As(err, &else_) && o.peer != nil {
+		r := remote{p: o.peer, node: else_.Node, advertise: else_.Advertise, class: class, id: id}
+		o.mu.Lock()
+		o.remotes[name] = remoteEntry{h: r, expires: time.Now().Add(remoteTTL)}
+		o.mu.Unlock()
+		return r, nil
+	}
+	return h, err
+}
+
+func (o *objects) forgetRemote(name string) {
+	o.mu.Lock()
+	delete(o.remotes, name)
+	o.mu.Unlock()
+}
+
+// local returns the object resident here, activating it if nobody else
+// owns it; a cell owned by a live peer is an *fleet.ElsewhereError.
+func (o *objects) local(ctx context.Context, class, id string) (worker.ObjectHandle, error) {
 	name := class + ":" + id
 	for {
 		o.mu.Lock()
@@ -153,11 +197,6 @@ func (o *objects) activate(ctx context.Context, ap *app, name, class, id string)
 	}
 	owner, err := o.fleet.Acquire(ctx, name)
 	if err != nil {
-		var else_ *fleet.ElsewhereError
-		if errors.As(err, &else_) {
-			// Forwarding to the owner arrives with cross-node routing.
-			return nil, fmt.Errorf("activate %s: %w", name, err)
-		}
 		return nil, fmt.Errorf("activate %s: %w", name, err)
 	}
 	path := filepath.Join(o.stateDir, class, id+".sqlite")

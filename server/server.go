@@ -92,7 +92,8 @@ func Run(ctx context.Context, o Options) error {
 	if err := fleet.EnsureFormat(ctx, o.Store); err != nil {
 		return err
 	}
-	if _, err := fleet.PeerSecret(ctx, o.Store); err != nil {
+	secret, err := fleet.PeerSecret(ctx, o.Store)
+	if err != nil {
 		return err
 	}
 	pub, err := net.Listen("tcp", o.Listen)
@@ -122,6 +123,7 @@ func Run(ctx context.Context, o Options) error {
 		o.IdleEvict = 5 * time.Minute
 	}
 	objs := newObjects(fn, o.StateDir, o.IdleEvict, log)
+	objs.peer = newPeer(secret, o.Node, objs)
 	n := &node{opts: o, log: log, fleet: fn, apps: &apps{store: o.Store, log: log, objects: objs}, objects: objs}
 	if err := n.apps.refresh(ctx); err != nil {
 		fn.Close(context.Background())
@@ -147,6 +149,7 @@ func Run(ctx context.Context, o Options) error {
 		writeJSON(w, http.StatusOK, map[string]any{"ok": true})
 	})
 	intMux := http.NewServeMux()
+	objs.peer.routes(intMux)
 	intMux.HandleFunc("GET /state", func(w http.ResponseWriter, r *http.Request) {
 		health := "ok"
 		if !fn.Serving() {

@@ -1,0 +1,241 @@
+package server
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strconv"
+	"time"
+
+	"github.com/celldgo/celld/fleet"
+	"github.com/celldgo/celld/worker"
+)
+
+// Peer routes on the internal listener. A node forwards a stub call for a
+// cell owned by a live peer to that peer's advertised address; the call is
+// signed with the fleet secret.
+const (
+	peerFetchPath = "/peer/v1/object/fetch"
+	peerCallPath  = "/peer/v1/object/call"
+
+	headerObjectName = "Celld-Object-Name"
+	headerHops       = "Celld-Peer-Hops"
+	maxHops          = 2
+)
+
+// peerFetch is a worker.Request or worker.Response on the wire.
+type peerMessage struct {
+	Method     string      `json:"method,omitempty"`
+	URL        string      `json:"url,omitempty"`
+	Status     int         `json:"status,omitempty"`
+	StatusText string      `json:"status_text,omitempty"`
+	Header     http.Header `json:"header"`
+	Body       []byte      `json:"body"`
+	HasBody    bool        `json:"has_body,omitempty"`
+}
+
+// peerMoved answers a peer that addressed the wrong node.
+type peerMoved struct {
+	Node      string `json:"node"`
+	Advertise string `json:"advertise"`
+}
+
+// peer is the node's side of peer calls.
+type peer struct {
+	signer   *fleet.Signer
+	verifier *fleet.Verifier
+	client   *http.Client
+	objects  *objects
+}
+
+func newPeer(secret []byte, node string, objs *objects) *peer {
+	return &peer{
+		signer:   &fleet.Signer{Secret: secret, Node: node},
+		verifier: &fleet.Verifier{Secret: secret},
+		client:   &http.Client{Timeout: 60 * time.Second},
+		objects:  objs,
+	}
+}
+
+func (p *peer) routes(mux *http.ServeMux) {
+	mux.HandleFunc("POST "+peerFetchPath, p.serve(p.serveFetch))
+	mux.HandleFunc("POST "+peerCallPath, p.serve(p.serveCall))
+}
+
+type peerHandler func(ctx context.Context, w http.ResponseWriter, class, id string, body []byte) error
+
+// serve verifies a peer request and resolves its object locally (never
+// forwarding again past maxHops).
+func (p *peer) serve(h peerHandler) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		body, err := io.ReadAll(io.LimitReader(r.Body, maxBody+1))
+		if err != nil || len(body) > maxBody {
+			http.Error(w, "peer request body unreadable or too large", http.StatusRequestEntityTooLarge)
+			return
+		}
+		if err := p.verifier.Verify(r, body); err != nil {
+			http.Error(w, err.Error(), http.StatusUnauthorized)
+			return
+		}
+		q := r.URL.Query()
+		class, id := q.Get("class"), q.Get("id")
+		if class == "" || !worker.ValidObjectID(class, id) {
+			http.Error(w, "peer request names no valid object", http.StatusBadRequest)
+			return
+		}
+		hops, _ := strconv.Atoi(r.Header.Get(headerHops))
+		ctx := r.Context()
+		if name := r.Header.Get(headerObjectName); name != "" {
+			ctx = worker.WithObjectName(ctx, name)
+		}
+		ctx = withHops(ctx, hops)
+		ctx = context.WithValue(ctx, callMethodKey{}, q.Get("method"))
+		if err := h(ctx, w, class, id, body); err != nil {
+			var else_ *fleet.ElsewhereError
+			if errors.As(err, &else_) {
+				writeJSON(w, http.StatusMisdirectedRequest, peerMoved{Node: else_.Node, Advertise: else_.Advertise})
+				return
+			}
+			http.Error(w, err.Error(), http.StatusServiceUnavailable)
+		}
+	}
+}
+
+func (p *peer) serveFetch(ctx context.Context, w http.ResponseWriter, class, id string, body []byte) error {
+	var m peerMessage
+	if err := json.Unmarshal(body, &m); err != nil {
+		http.Error(w, "decode peer fetch: "+err.Error(), http.StatusBadRequest)
+		return nil
+	}
+	h, err := p.objects.local(ctx, class, id)
+	if err != nil {
+		return err
+	}
+	req := &worker.Request{Method: m.Method, URL: m.URL, Header: m.Header}
+	if m.HasBody {
+		req.Body = m.Body
+		if req.Body == nil {
+			req.Body = []byte{}
+		}
+	}
+	resp, err := h.Fetch(ctx, req)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, peerMessage{Status: resp.Status, StatusText: resp.StatusText, Header: resp.Header, Body: resp.Body})
+	return nil
+}
+
+func (p *peer) serveCall(ctx context.Context, w http.ResponseWriter, class, id string, body []byte) error {
+	h, err := p.objects.local(ctx, class, id)
+	if err != nil {
+		return err
+	}
+	res, err := h.Call(ctx, methodFrom(ctx), body)
+	var ex *worker.Exception
+	switch {
+	case errors.As(err, &ex):
+		writeJSON(w, http.StatusUnprocessableEntity, ex)
+	case err != nil:
+		return err
+	default:
+		w.Header().Set("Content-Type", "application/octet-stream")
+		w.WriteHeader(http.StatusOK)
+		w.Write(res)
+	}
+	return nil
+}
+
+type hopsKey struct{}
+type callMethodKey struct{}
+
+func withHops(ctx context.Context, n int) context.Context {
+	return context.WithValue(ctx, hopsKey{}, n)
+}
+func hopsFrom(ctx context.Context) int      { n, _ := ctx.Value(hopsKey{}).(int); return n }
+func methodFrom(ctx context.Context) string { m, _ := ctx.Value(callMethodKey{}).(string); return m }
+
+// remote is a handle on an object owned by a live peer.
+type remote struct {
+	p               *peer
+	node, advertise string
+	class, id       string
+}
+
+func (r remote) post(ctx context.Context, path string, query url.Values, body []byte) (*http.Response, []byte, error) {
+	if hopsFrom(ctx) >= maxHops {
+		return nil, nil, fmt.Errorf("object %s:%s: forwarded %d times without reaching its owner", r.class, r.id, maxHops)
+	}
+	query.Set("class", r.class)
+	query.Set("id", r.id)
+	u := "http://" + r.advertise + path + "?" + query.Encode()
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, u, bytes.NewReader(body))
+	if err != nil {
+		return nil, nil, err
+	}
+	if name, ok := worker.ObjectName(ctx); ok {
+		req.Header.Set(headerObjectName, name)
+	}
+	req.Header.Set(headerHops, strconv.Itoa(hopsFrom(ctx)+1))
+	r.p.signer.Sign(req, body)
+	resp, err := r.p.client.Do(req)
+	if err != nil {
+		r.p.objects.forgetRemote(r.class + ":" + r.id)
+		return nil, nil, fmt.Errorf("owner %s of %s:%s at %s is unreachable from this node: %w", r.node, r.class, r.id, r.advertise, err)
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(io.LimitReader(resp.Body, maxBody+1))
+	if err != nil {
+		return nil, nil, fmt.Errorf("read reply of %s: %w", r.node, err)
+	}
+	if resp.StatusCode == http.StatusMisdirectedRequest {
+		r.p.objects.forgetRemote(r.class + ":" + r.id)
+		var m peerMoved
+		json.Unmarshal(data, &m)
+		return nil, nil, fmt.Errorf("%w: %s no longer owns %s:%s (owner now %s)", worker.ErrObjectClosed, r.node, r.class, r.id, m.Node)
+	}
+	return resp, data, nil
+}
+
+func (r remote) Fetch(ctx context.Context, req *worker.Request) (*worker.Response, error) {
+	body, _ := json.Marshal(peerMessage{Method: req.Method, URL: req.URL, Header: req.Header, Body: req.Body, HasBody: req.Body != nil})
+	resp, data, err := r.post(ctx, peerFetchPath, url.Values{}, body)
+	if err != nil {
+		return nil, err
+	}
+	if resp.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("peer %s answered %d: %s", r.node, resp.StatusCode, bytes.TrimSpace(data))
+	}
+	var m peerMessage
+	if err := json.Unmarshal(data, &m); err != nil {
+		return nil, fmt.Errorf("decode reply of %s: %w", r.node, err)
+	}
+	if m.Body == nil {
+		m.Body = []byte{}
+	}
+	return &worker.Response{Status: m.Status, StatusText: m.StatusText, Header: m.Header, Body: m.Body}, nil
+}
+
+func (r remote) Call(ctx context.Context, method string, args []byte) ([]byte, error) {
+	resp, data, err := r.post(ctx, peerCallPath, url.Values{"method": {method}}, args)
+	if err != nil {
+		return nil, err
+	}
+	switch resp.StatusCode {
+	case http.StatusOK:
+		return data, nil
+	case http.StatusUnprocessableEntity:
+		var ex worker.Exception
+		if err := json.Unmarshal(data, &ex); err != nil {
+			return nil, fmt.Errorf("decode exception from %s: %w", r.node, err)
+		}
+		return nil, &ex
+	default:
+		return nil, fmt.Errorf("peer %s answered %d: %s", r.node, resp.StatusCode, bytes.TrimSpace(data))
+	}
+}
