@@ -130,6 +130,7 @@ func New(version string) *cli.Command {
 			diagnoseCommand(g),
 			serveCommand(g),
 			devCommand(g),
+			cellCommand(g),
 			deployCommand(g),
 		},
 	}

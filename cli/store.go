@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"errors"
 	"fmt"
 	"net/url"
 
@@ -35,5 +36,16 @@ func (g *globals) openStore() (bucket.Store, error) {
 			return nil, &Error{Err: fmt.Errorf("open %s: %w", loc, err), Code: ExitUsage}
 		}
 		return s, nil
+	}
+}
+
+// storeErr maps a store failure: unreachable, refused or missing bucket is
+// the operator's to fix (2); anything else is 1.
+func storeErr(err error) error {
+	switch {
+	case errors.Is(err, bucket.ErrUnavailable), errors.Is(err, bucket.ErrDenied), errors.Is(err, bucket.ErrNoBucket):
+		return &Error{Err: err, Code: ExitUsage, Hint: "check --bucket, --endpoint and the credentials; celld diagnose tests the store"}
+	default:
+		return &Error{Err: err, Code: ExitFailure}
 	}
 }

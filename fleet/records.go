@@ -114,3 +114,58 @@ func ListLeases(ctx context.Context, s bucket.Store) ([]LeaseInfo, error) {
 	sort.Slice(out, func(i, j int) bool { return out[i].Key < out[j].Key })
 	return out, nil
 }
+
+// CellInfo is a cell's ownership record as found in the bucket, with the
+// liveness of its owner's lease.
+type CellInfo struct {
+	Cell      string   `json:"cell"`
+	Own       core.Own `json:"own"`
+	OwnerLive bool     `json:"owner_live"` // the named session holds an unexpired lease
+	Advertise string   `json:"advertise,omitempty"`
+	Err       string   `json:"error,omitempty"`
+}
+
+// ListCells reads every ownership record under cells/, sorted by cell,
+// judging owner liveness against now (unix ms).
+func ListCells(ctx context.Context, s bucket.Store, now int64) ([]CellInfo, error) {
+	leases, err := ListLeases(ctx, s)
+	if err != nil {
+		return nil, err
+	}
+	bySession := map[string]core.Lease{}
+	for _, l := range leases {
+		if l.Err == "" {
+			bySession[l.Lease.Session] = l.Lease
+		}
+	}
+	objs, err := bucket.ListAll(ctx, s, core.CellsPrefix)
+	if err != nil {
+		return nil, fmt.Errorf("list cells: %w", err)
+	}
+	out := []CellInfo{}
+	for _, o := range objs {
+		rest, ok := strings.CutPrefix(o.Key, core.CellsPrefix)
+		cell, ok2 := strings.CutSuffix(rest, "/own.json")
+		if !ok || !ok2 || strings.Contains(cell, "/") {
+			continue
+		}
+		data, _, err := s.Get(ctx, o.Key)
+		if bucket.OutcomeOf(err) == bucket.NotFound {
+			continue
+		}
+		if err != nil {
+			return nil, fmt.Errorf("read %s: %w", o.Key, err)
+		}
+		ci := CellInfo{Cell: cell}
+		if own, err := core.DecodeOwn(data); err != nil {
+			ci.Err = err.Error()
+		} else {
+			ci.Own = own
+			if l, ok := bySession[own.Session]; ok && !own.Released && l.Expires > now {
+				ci.OwnerLive, ci.Advertise = true, l.Advertise
+			}
+		}
+		out = append(out, ci)
+	}
+	return out, nil
+}
