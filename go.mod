@@ -5,11 +5,15 @@ go 1.26.8
 require (
 	github.com/minio/minio-go/v7 v7.4.1
 	github.com/nlnwa/whatwg-url v0.6.2
+	github.com/superfly/ltx v0.5.3
 	github.com/urfave/cli/v3 v3.14.0
 	golang.org/x/sys v0.49.0
 )
 
-require github.com/bits-and-blooms/bitset v1.20.0 // indirect
+require (
+	github.com/bits-and-blooms/bitset v1.20.0 // indirect
+	github.com/pierrec/lz4/v4 v4.1.23 // indirect
+)
 
 require (
 	github.com/cespare/xxhash/v2 v2.3.0 // indirect

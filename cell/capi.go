@@ -408,10 +408,17 @@ func (c *conn) installHooks(h uintptr) {
 }
 
 // walHookCallback runs after every commit of a write transaction to the
-// WAL, which is exactly the event Commits counts.
-func walHookCallback(_ *libc.TLS, h, _, _ uintptr, _ int32) int32 {
+// WAL, which is exactly the event Commits counts. nFrame is the number of
+// frames the WAL now holds, the last of them the commit frame. It runs on
+// the goroutine that committed (the cell's), after the write lock is
+// released; it must return SQLITE_OK, or the caller would see an error for
+// a transaction that did commit.
+func walHookCallback(_ *libc.TLS, h, _, _ uintptr, nFrame int32) int32 {
 	if db := lookup(h); db != nil {
 		db.commits.Add(1)
+		if db.afterCommit != nil {
+			db.afterCommit(int64(nFrame))
+		}
 	}
 	return sqlite3.SQLITE_OK
 }

@@ -72,6 +72,9 @@ type DB struct {
 	limits  Limits
 	auth    authState
 	commits atomic.Uint64 // committed write transactions (WAL hook)
+	// afterCommit, when set, runs in the WAL hook after every commit with
+	// the WAL's frame count (commit capture; see Replicator).
+	afterCommit func(walFrames int64)
 
 	txDepth  int  // open Transaction calls
 	kvExists bool // the _cf_KV table exists
