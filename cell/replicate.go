@@ -1,0 +1,459 @@
+package cell
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"sync"
+	"sync/atomic"
+
+	"github.com/celldgo/celld/bucket"
+	"github.com/superfly/ltx"
+	sqlite3 "modernc.org/sqlite/lib"
+)
+
+// Replication turns every committed transaction of a cell into LTX, the
+// format Litestream reads, and uploads it under the cell's epoch prefix:
+//
+//	cells/<cell>/ltx/e<epoch:016x>/<minTXID:016x>-<maxTXID:016x>.ltx
+//
+// Capture runs in the WAL hook, on the cell's goroutine, right after each
+// commit: it reads the transaction's frames from the -wal file, validates
+// them, and folds the pages into the database checksum that LTX carries
+// (the XOR of a CRC-64 of every page, updated page by page). Each commit is
+// one TXID. A single uploader goroutine ships what was captured: while one
+// upload is in flight, later commits join one pending batch that goes out
+// next as one LTX spanning their TXIDs (group commit). The pages themselves
+// stay in the WAL until their upload finished, which is why only the
+// replicator checkpoints, and only when nothing captured is waiting.
+//
+// Every SnapshotSegments segments (or SnapshotBytes of captured pages) a
+// full snapshot — an LTX with minTXID 1 holding every page — is written
+// into the current epoch in the background, so a restore reads the newest
+// snapshot and the segments after it, however long the history.
+//
+// The replicator decides what is durable; it does not decide what may be
+// released: the output gate waits with WaitDurable and then re-checks
+// ownership.
+
+// Defaults for ReplicatorConfig.
+const (
+	DefaultSnapshotSegments = 16
+	DefaultSnapshotBytes    = 64 << 20
+)
+
+// ErrReplicatorClosed is returned by waits on a closed replicator for
+// transactions it never made durable.
+var ErrReplicatorClosed = errors.New("replicator closed")
+
+// ReplicatorConfig says where a cell replicates to and from where.
+type ReplicatorConfig struct {
+	Store bucket.Store
+	Cell  string
+	// Epoch is this activation's epoch: every object goes under its prefix.
+	Epoch uint64
+	// From is where the local file stands, as Restore reported it. The
+	// zero value is a new cell: the first LTX is then a snapshot of the
+	// whole file. With a non-zero Checksum, the file must match it.
+	From   RestoreInfo
+	Logger *slog.Logger // nil: discard
+
+	// SnapshotSegments is how many LTX segments may follow the newest
+	// snapshot before another is written. A restore reads about this many
+	// objects plus one. Default DefaultSnapshotSegments.
+	SnapshotSegments int
+	// SnapshotBytes is how many bytes of captured pages may follow the
+	// newest snapshot before another is written. Default
+	// DefaultSnapshotBytes.
+	SnapshotBytes int64
+}
+
+// ReplicatorStats are counters of one replicator since it started.
+type ReplicatorStats struct {
+	Captured  uint64 // last captured TXID
+	Durable   uint64 // last TXID known to be in the bucket
+	Segments  int    // LTX segments uploaded
+	Snapshots int    // compaction snapshots uploaded
+	Bytes     int64  // LTX bytes uploaded
+	Retries   int    // uploads that failed and were tried again
+}
+
+// batch is the work of one LTX file: the transactions minTXID..maxTXID, or
+// a full snapshot of the database at maxTXID.
+type batch struct {
+	min, max  uint64
+	pre, post ltx.Checksum // database checksum before min, after max
+	commit    uint32       // database size in pages after max
+	pages     map[uint32]pageRef
+	// full encodes every page 1..commit, reading those not in the map from
+	// the database file (which holds them since the last checkpoint). A
+	// full batch has min 1, which is what LTX calls a snapshot.
+	full bool
+	done chan struct{} // snapshots: closed when finished, err set
+	err  error
+}
+
+// Replicator captures one cell's commits and uploads them as LTX. Capture,
+// Checkpoint, Snapshot and Close run on the cell's goroutine (as every
+// other call on the DB); Captured, Durable, WaitDurable, Err and Stats may
+// be called from any goroutine.
+type Replicator struct {
+	db  *DB
+	cfg ReplicatorConfig
+	log *slog.Logger
+	dbf *os.File // the database file, for pages not in the WAL
+
+	// The cell's goroutine only.
+	wal      *walFollower
+	state    dbState            // the database as of the last capture
+	walIndex map[uint32]pageRef // newest frame of each page since the last checkpoint
+	segs     int                // segments begun since the newest snapshot
+	segBytes int64              // page bytes captured since the newest snapshot
+	closing  bool
+
+	captured atomic.Uint64
+
+	mu        sync.Mutex
+	pending   []*batch // captured, waiting for the uploader; oldest first
+	open      *batch   // the batch new commits join (last of pending), or nil
+	uploading bool
+	snap      *batch // snapshot being written
+	lastSnap  uint64 // maxTXID of the newest full LTX started
+	durable   uint64
+	err       error // fatal: nothing more will become durable
+	closed    bool
+	changed   chan struct{} // closed and replaced when durable, err or closed change
+	stats     ReplicatorStats
+
+	kick   chan struct{}
+	ctx    context.Context // ends at Close: stops uploads
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+}
+
+// NewReplicator starts replicating db. It checkpoints the WAL first, so the
+// database file holds every committed page, and computes the file's
+// checksum; from then on it captures every commit. Call it on the cell's
+// goroutine, outside a transaction, once per epoch: two replicators writing
+// the same epoch would fork its history.
+func NewReplicator(db *DB, cfg ReplicatorConfig) (*Replicator, error) {
+	if err := db.checkOpen(); err != nil {
+		return nil, err
+	}
+	switch {
+	case cfg.Store == nil:
+		return nil, errors.New("start replicator: no store")
+	case cfg.Cell == "":
+		return nil, errors.New("start replicator: no cell name")
+	case cfg.Epoch == 0:
+		return nil, errors.New("start replicator: epoch 0 (epochs start at 1)")
+	case db.afterCommit != nil:
+		return nil, errors.New("start replicator: the database already has one")
+	case !db.c.autocommit():
+		return nil, errors.New("start replicator: a transaction is open")
+	}
+	if err := bucket.CheckKey(LTXKey(cfg.Cell, cfg.Epoch, 1, 1)); err != nil {
+		return nil, fmt.Errorf("start replicator: cell name: %w", err)
+	}
+	if cfg.SnapshotSegments <= 0 {
+		cfg.SnapshotSegments = DefaultSnapshotSegments
+	}
+	if cfg.SnapshotBytes <= 0 {
+		cfg.SnapshotBytes = DefaultSnapshotBytes
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	ps, err := db.c.queryInt("PRAGMA page_size")
+	if err != nil {
+		return nil, fmt.Errorf("start replicator: %w", err)
+	}
+	done, err := db.c.checkpointTruncate()
+	if err == nil && !done {
+		err = errors.New("busy")
+	}
+	if err != nil {
+		return nil, fmt.Errorf("start replicator: checkpoint: %w", err)
+	}
+	dbf, err := os.Open(db.path)
+	if err != nil {
+		return nil, fmt.Errorf("start replicator: %w", err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	r := &Replicator{
+		db:       db,
+		cfg:      cfg,
+		log:      cfg.Logger.With("cell", cfg.Cell, "epoch", cfg.Epoch),
+		dbf:      dbf,
+		wal:      newWALFollower(db.path+"-wal", uint32(ps)),
+		state:    newDBState(uint32(ps)),
+		walIndex: map[uint32]pageRef{},
+		durable:  cfg.From.TXID,
+		changed:  make(chan struct{}),
+		kick:     make(chan struct{}, 1),
+		ctx:      ctx,
+		cancel:   cancel,
+	}
+	if err := r.state.load(dbf); err != nil {
+		r.release()
+		return nil, fmt.Errorf("start replicator: checksum %s: %w", db.path, err)
+	}
+	if want := ltx.Checksum(cfg.From.Checksum); cfg.From.TXID > 0 && want != 0 && r.state.checksum() != want {
+		r.release()
+		return nil, fmt.Errorf("start replicator: %s has checksum %s, but TXID %d was restored with %s",
+			db.path, r.state.checksum(), cfg.From.TXID, want)
+	}
+	// SQLite checkpoints when the last connection closes; a DB closed
+	// before its replicator would change the database file under an
+	// upload still reading it.
+	if err := db.c.dbConfig(sqlite3.SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 1); err != nil {
+		r.release()
+		return nil, fmt.Errorf("start replicator: %w", err)
+	}
+	r.captured.Store(cfg.From.TXID)
+	r.wg.Add(1)
+	go r.run()
+	db.afterCommit = r.afterCommit
+	return r, nil
+}
+
+func (r *Replicator) release() {
+	r.cancel()
+	r.wal.close()
+	r.dbf.Close()
+}
+
+// Captured is the TXID of the last captured transaction.
+func (r *Replicator) Captured() uint64 { return r.captured.Load() }
+
+// Durable is the last TXID whose LTX (or a snapshot covering it) is in the
+// bucket.
+func (r *Replicator) Durable() uint64 {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.durable
+}
+
+// Err is the error that stopped replication, if any. After it, commits are
+// still made locally but never become durable; the cell must be stopped and
+// restored from the bucket.
+func (r *Replicator) Err() error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.err
+}
+
+// Stats returns the replicator's counters.
+func (r *Replicator) Stats() ReplicatorStats {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	s := r.stats
+	s.Captured, s.Durable = r.captured.Load(), r.durable
+	return s
+}
+
+// WaitDurable returns when transaction txid is durable, when replication
+// has failed (its error, whatever txid: a commit that failed capture has no
+// TXID), when the replicator closed before txid became durable
+// (ErrReplicatorClosed), or when ctx ends.
+func (r *Replicator) WaitDurable(ctx context.Context, txid uint64) error {
+	for {
+		r.mu.Lock()
+		durable, err, closed, changed := r.durable, r.err, r.closed, r.changed
+		r.mu.Unlock()
+		switch {
+		case err != nil:
+			// Once a commit could not be captured, nothing the cell shows
+			// may be released: that commit has no TXID to wait for.
+			return err
+		case durable >= txid:
+			return nil
+		case closed:
+			return fmt.Errorf("wait for TXID %d: %w", txid, ErrReplicatorClosed)
+		}
+		select {
+		case <-changed:
+		case <-ctx.Done():
+			return fmt.Errorf("wait for TXID %d (durable %d): %w", txid, durable, context.Cause(ctx))
+		}
+	}
+}
+
+// Checkpoint copies the WAL into the database file and truncates it, but
+// only when everything captured is durable and no upload or snapshot is
+// reading the WAL; otherwise it does nothing and reports false. Call it on
+// the cell's goroutine when the cell is idle enough (for example after a
+// WaitDurable), outside a transaction.
+func (r *Replicator) Checkpoint() (bool, error) {
+	if r.closing {
+		return false, ErrReplicatorClosed
+	}
+	if err := r.db.checkOpen(); err != nil {
+		return false, err
+	}
+	if !r.db.c.autocommit() {
+		return false, nil
+	}
+	r.mu.Lock()
+	idle := len(r.pending) == 0 && !r.uploading && r.snap == nil && r.durable == r.captured.Load()
+	err := r.err
+	r.mu.Unlock()
+	if err != nil || !idle {
+		return false, err
+	}
+	// Nothing else can start reading the WAL now: batches and snapshots
+	// begin only on this goroutine.
+	done, err := r.db.c.checkpointTruncate()
+	if err != nil || !done {
+		return false, err
+	}
+	// The database file now holds every page; the next commit starts a new
+	// WAL (new salts) at its first frame.
+	r.wal.restartOK = true
+	clear(r.walIndex)
+	return true, nil
+}
+
+// checkpointTruncate runs a TRUNCATE checkpoint and reports whether it
+// completed (every frame copied, the WAL emptied).
+func (c *conn) checkpointTruncate() (bool, error) {
+	stmt, err := c.prepareString("PRAGMA wal_checkpoint(TRUNCATE)")
+	if err != nil {
+		return false, err
+	}
+	defer c.finalize(stmt)
+	row, err := c.step(stmt)
+	if err != nil || !row {
+		return false, err
+	}
+	return c.columnInt64(stmt, 0) == 0, nil
+}
+
+// Snapshot writes a full snapshot of the database as of the last commit
+// into the current epoch and waits until it is in the bucket. If the newest
+// snapshot already is at the last commit, it waits for that to be durable.
+func (r *Replicator) Snapshot(ctx context.Context) error {
+	if r.closing {
+		return ErrReplicatorClosed
+	}
+	if err := r.waitSnapshot(ctx, r.inFlightSnapshot()); err != nil {
+		return err
+	}
+	s := r.startSnapshot()
+	if s == nil {
+		return r.WaitDurable(ctx, r.Captured())
+	}
+	if err := r.waitSnapshot(ctx, s); err != nil {
+		return err
+	}
+	return s.err
+}
+
+func (r *Replicator) inFlightSnapshot() *batch {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.snap
+}
+
+// waitSnapshot waits until s (nil: none) is finished.
+func (r *Replicator) waitSnapshot(ctx context.Context, s *batch) error {
+	if s == nil {
+		return nil
+	}
+	select {
+	case <-s.done:
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("snapshot: %w", context.Cause(ctx))
+	}
+}
+
+// Close stops capturing, waits (within ctx) until everything captured is
+// durable, and stops the uploader. Compaction finishes first: a snapshot
+// in flight is awaited, and one is written if one is due, so the next
+// restore reads few objects (a snapshot that does not finish within ctx is
+// abandoned; it was not needed for durability). Close the replicator
+// before the DB. It returns the error that stopped replication, or ctx's
+// if it ended before everything was durable; closing twice is harmless.
+func (r *Replicator) Close(ctx context.Context) error {
+	if r.closing {
+		return nil
+	}
+	r.closing = true
+	r.db.afterCommit = nil
+	if r.db.c != nil {
+		defer r.db.c.dbConfig(sqlite3.SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 0)
+	}
+	err := r.WaitDurable(ctx, r.Captured())
+	if err == nil && r.waitSnapshot(ctx, r.inFlightSnapshot()) == nil && r.snapshotDue() {
+		r.waitSnapshot(ctx, r.startSnapshot())
+	}
+	r.cancel()
+	r.wg.Wait()
+	r.mu.Lock()
+	r.closed = true
+	r.notify()
+	r.mu.Unlock()
+	r.wal.close()
+	r.dbf.Close()
+	if err != nil {
+		return fmt.Errorf("close replicator: %w", err)
+	}
+	return nil
+}
+
+// snapshotDue reports that enough was captured since the newest snapshot
+// to write another.
+func (r *Replicator) snapshotDue() bool {
+	return r.segs >= r.cfg.SnapshotSegments || r.segBytes >= r.cfg.SnapshotBytes
+}
+
+// afterCommit is the WAL hook: capture what was just committed.
+func (r *Replicator) afterCommit(walFrames int64) {
+	if r.Err() != nil {
+		return
+	}
+	if err := r.wal.read(walFrames, r.captureTxn); err != nil {
+		r.fail(fmt.Errorf("capture commit %d: %w", r.captured.Load()+1, err))
+		return
+	}
+	if r.snapshotDue() {
+		r.startSnapshot()
+	}
+}
+
+// captureTxn takes one committed transaction into the open batch.
+func (r *Replicator) captureTxn(frames []walFrame, commit uint32) {
+	pre := r.state.checksum()
+	for _, f := range frames {
+		r.state.set(f.pgno, f.ref.sum)
+		r.walIndex[f.pgno] = f.ref
+	}
+	r.state.resize(commit)
+	txid := r.captured.Load() + 1
+	r.segBytes += int64(len(frames)) * int64(r.state.pageSize)
+
+	r.mu.Lock()
+	b := r.open
+	if b == nil {
+		// The lineage's first LTX (TXID 1) must be a snapshot: LTX calls
+		// every file with minTXID 1 one, and the file may hold pages that
+		// were never in the WAL.
+		b = &batch{min: txid, pre: pre, full: txid == 1, pages: map[uint32]pageRef{}}
+		r.pending = append(r.pending, b)
+		r.open = b
+		r.segs++
+	}
+	b.max, b.post, b.commit = txid, r.state.checksum(), commit
+	for _, f := range frames {
+		b.pages[f.pgno] = f.ref
+	}
+	r.mu.Unlock()
+	r.captured.Store(txid)
+	select {
+	case r.kick <- struct{}{}:
+	default:
+	}
+}

@@ -1,0 +1,353 @@
+package cell
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/celldgo/celld/bucket"
+	"github.com/superfly/ltx"
+)
+
+// ErrBrokenHistory is wrapped by every Restore error that a retry will not
+// fix: a gap in the TXIDs, or an object that is corrupt or does not follow
+// the one before it. The message names the object or the gap. (Store errors
+// are passed on as they are; an unreachable store is not a broken history.)
+var ErrBrokenHistory = errors.New("cell history is broken")
+
+// RestoreInfo says where a restore left the local file.
+type RestoreInfo struct {
+	Epoch    uint64 // the newest epoch with data (0: the cell has no history)
+	TXID     uint64 // the last transaction applied (0: none)
+	Checksum uint64 // the LTX database checksum at TXID (0 when TXID is 0)
+	Objects  int    // LTX objects read
+}
+
+// restoreWindow is how many LTX objects a restore fetches ahead of the one
+// it applies.
+const restoreWindow = 4
+
+// segment is one LTX object of a cell, as its key names it.
+type segment struct {
+	key      string
+	epoch    uint64
+	min, max uint64
+}
+
+// Restore rebuilds the SQLite file of cell at path from the bucket: the
+// newest epoch prefix with data, chained back through the epochs before it
+// to a full snapshot, every object applied in TXID order with its checksums
+// verified. The file is written beside path and renamed over it, and a
+// stale -wal and -shm are removed, so cell.Open then sees exactly the
+// restored state. A cell with no history leaves no file at path.
+//
+// The chain is the one with the fewest objects: the newest snapshot and
+// the segments after it. Within an epoch every TXID up to the newest must
+// be covered; a predecessor epoch must end exactly where its successor
+// began (a fenced owner's later writes there are not part of the lineage).
+// A gap, or an object that is missing, corrupt or does not follow the one
+// before it, stops the restore with an error (wrapping ErrBrokenHistory)
+// that names it: a restore never returns a shorter history.
+func Restore(ctx context.Context, store bucket.Store, cell, path string) (RestoreInfo, error) {
+	fail := func(err error) (RestoreInfo, error) {
+		return RestoreInfo{}, fmt.Errorf("restore cell %s: %w", cell, err)
+	}
+	segs, err := listSegments(ctx, store, cell)
+	if err != nil {
+		return fail(err)
+	}
+	chain, err := planRestore(segs)
+	if err != nil {
+		return fail(err)
+	}
+	if len(chain) == 0 {
+		if err := removeDB(path); err != nil {
+			return fail(err)
+		}
+		return RestoreInfo{}, nil
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(path), filepath.Base(path)+".restore-*")
+	if err != nil {
+		return fail(err)
+	}
+	defer os.Remove(tmp.Name()) // a no-op once renamed
+	st, err := applyChain(ctx, store, chain, tmp)
+	if err == nil {
+		err = tmp.Sync()
+	}
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fail(err)
+	}
+	if err := removeDB(path); err != nil {
+		return fail(err)
+	}
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		return fail(err)
+	}
+	if err := syncDir(filepath.Dir(path)); err != nil {
+		return fail(err)
+	}
+	last := chain[len(chain)-1]
+	return RestoreInfo{Epoch: last.epoch, TXID: last.max, Checksum: uint64(st.checksum()), Objects: len(chain)}, nil
+}
+
+// listSegments lists the LTX objects of cell. Keys under the prefix that
+// are not LTX objects of an epoch are skipped, so later formats can add
+// objects beside them.
+func listSegments(ctx context.Context, store bucket.Store, cell string) ([]segment, error) {
+	prefix := LTXPrefix(cell)
+	objs, err := bucket.ListAll(ctx, store, prefix)
+	if err != nil {
+		return nil, fmt.Errorf("list %s: %w", prefix, err)
+	}
+	var segs []segment
+	for _, o := range objs {
+		dir, name, ok := strings.Cut(strings.TrimPrefix(o.Key, prefix), "/")
+		if !ok || len(dir) != 17 || dir[0] != 'e' || !strings.HasSuffix(name, ".ltx") {
+			continue
+		}
+		epoch, err := strconv.ParseUint(dir[1:], 16, 64)
+		if err != nil {
+			continue
+		}
+		lo, hi, err := ltx.ParseFilename(name)
+		if err != nil {
+			continue
+		}
+		if lo == 0 || lo > hi {
+			return nil, fmt.Errorf("%w: %s: TXID range %d-%d", ErrBrokenHistory, o.Key, lo, hi)
+		}
+		segs = append(segs, segment{key: o.Key, epoch: epoch, min: uint64(lo), max: uint64(hi)})
+	}
+	return segs, nil
+}
+
+// planRestore picks the objects to apply, in order.
+func planRestore(segs []segment) ([]segment, error) {
+	byEpoch := map[uint64][]segment{}
+	for _, s := range segs {
+		byEpoch[s.epoch] = append(byEpoch[s.epoch], s)
+	}
+	epochs := slices.Sorted(maps.Keys(byEpoch))
+	slices.Reverse(epochs)
+	if len(epochs) == 0 {
+		return nil, nil
+	}
+
+	var parts [][]segment // newest epoch first
+	// The newest epoch must be complete up to its newest TXID.
+	newest := byEpoch[epochs[0]]
+	end := slices.MaxFunc(newest, func(a, b segment) int { return cmp.Compare(a.max, b.max) }).max
+	path, fromZero, err := chainTo(newest, end)
+	if err != nil {
+		return nil, err
+	}
+	parts = append(parts, path)
+	rest := epochs[1:]
+	for !fromZero {
+		// It began where an older epoch ended: find the newest older epoch
+		// that reaches exactly there. Epochs between (an owner that wrote
+		// only after it was superseded) hold nothing at or before it.
+		want := path[0].min - 1
+		var firstErr error
+		found := false
+		for i, e := range rest {
+			var upTo []segment
+			for _, s := range byEpoch[e] {
+				if s.max <= want {
+					upTo = append(upTo, s)
+				}
+			}
+			if len(upTo) == 0 {
+				continue
+			}
+			p, z, err := chainTo(upTo, want)
+			if err != nil {
+				if firstErr == nil {
+					firstErr = fmt.Errorf("%s starts at TXID %d: %w", path[0].key, want+1, err)
+				}
+				continue
+			}
+			path, fromZero, found, rest = p, z, true, rest[i+1:]
+			break
+		}
+		if !found {
+			if firstErr != nil {
+				return nil, firstErr
+			}
+			return nil, fmt.Errorf("%w: %s starts at TXID %d, but no older epoch holds TXIDs up to %d and no snapshot precedes it",
+				ErrBrokenHistory, path[0].key, path[0].min, want)
+		}
+		parts = append(parts, path)
+	}
+	var chain []segment
+	for i := len(parts) - 1; i >= 0; i-- {
+		chain = append(chain, parts[i]...)
+	}
+	return chain, nil
+}
+
+// chainTo finds the shortest run of segments of one epoch, each starting
+// right after the one before, that ends at TXID end. It starts from
+// nothing (a snapshot, minTXID 1) if it can; otherwise from where the
+// epoch's first incremental segment starts, and fromZero is false.
+func chainTo(segs []segment, end uint64) (path []segment, fromZero bool, err error) {
+	segs = slices.Clone(segs)
+	slices.SortFunc(segs, func(a, b segment) int {
+		return cmp.Or(cmp.Compare(a.max, b.max), cmp.Compare(a.min, b.min))
+	})
+	type node struct {
+		cost int
+		zero bool // reached from TXID 0
+		via  int  // index of the segment ending here; -1 at a start
+	}
+	better := func(a, b node) bool {
+		if a.zero != b.zero {
+			return a.zero
+		}
+		return a.cost < b.cost
+	}
+	reach := map[uint64]node{0: {zero: true, via: -1}}
+	// The epoch began where its lowest incremental segment starts, restored
+	// from an older epoch — unless it holds a snapshot from before that
+	// point: then it began from nothing, and what lies between is a gap.
+	entry, firstSnap := uint64(0), uint64(0)
+	for _, s := range segs {
+		if s.min > 1 && (entry == 0 || s.min-1 < entry) {
+			entry = s.min - 1
+		}
+		if s.min == 1 && (firstSnap == 0 || s.max < firstSnap) {
+			firstSnap = s.max
+		}
+	}
+	if entry > 0 && (firstSnap == 0 || firstSnap >= entry) {
+		reach[entry] = node{via: -1}
+	}
+	for i, s := range segs {
+		from, ok := reach[s.min-1]
+		if !ok {
+			continue
+		}
+		n := node{cost: from.cost + 1, zero: from.zero, via: i}
+		if cur, ok := reach[s.max]; !ok || better(n, cur) {
+			reach[s.max] = n
+		}
+	}
+	n, ok := reach[end]
+	if !ok {
+		return nil, false, gapError(segs, reach, end)
+	}
+	for n.via >= 0 {
+		s := segs[n.via]
+		path = append(path, s)
+		n = reach[s.min-1]
+	}
+	slices.Reverse(path)
+	return path, n.zero, nil
+}
+
+// gapError names the first TXIDs no chain of segs covers on the way to
+// end, given the TXIDs reached.
+func gapError[T any](segs []segment, reach map[uint64]T, end uint64) error {
+	var last uint64 // the highest TXID reached below end
+	for txid := range reach {
+		if txid < end {
+			last = max(last, txid)
+		}
+	}
+	var after, before string
+	next := end + 1 // the first TXID held again after the gap
+	for _, s := range segs {
+		if s.max == last {
+			after = s.key
+		}
+		if s.min > last+1 && s.min < next {
+			next, before = s.min, s.key
+		}
+	}
+	where := ""
+	if after != "" {
+		where += " after " + after
+	}
+	if before != "" {
+		where += ", before " + before
+	}
+	if next > end || next-1 == last+1 {
+		return fmt.Errorf("%w: no object holds TXID %d%s", ErrBrokenHistory, last+1, where)
+	}
+	return fmt.Errorf("%w: no object holds TXIDs %d-%d%s", ErrBrokenHistory, last+1, next-1, where)
+}
+
+// applyChain fetches the chain, a few objects ahead, and applies it in
+// order to f.
+func applyChain(ctx context.Context, store bucket.Store, chain []segment, f *os.File) (dbState, error) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	type fetched struct {
+		data []byte
+		err  error
+	}
+	results := make([]chan fetched, len(chain))
+	next := 0
+	fetch := func() {
+		i := next
+		next++
+		results[i] = make(chan fetched, 1)
+		go func() {
+			data, _, err := store.Get(ctx, chain[i].key)
+			results[i] <- fetched{data, err}
+		}()
+	}
+	for next < len(chain) && next < restoreWindow {
+		fetch()
+	}
+	var st dbState
+	for i, seg := range chain {
+		r := <-results[i]
+		if next < len(chain) {
+			fetch()
+		}
+		if r.err != nil {
+			if errors.Is(r.err, bucket.ErrNotFound) {
+				return st, fmt.Errorf("%w: %s is listed but missing: %w", ErrBrokenHistory, seg.key, r.err)
+			}
+			return st, fmt.Errorf("read %s: %w", seg.key, r.err)
+		}
+		if err := applyLTX(seg, r.data, f, &st); err != nil {
+			if errors.Is(err, errBadLTX) {
+				err = fmt.Errorf("%w: %w", ErrBrokenHistory, err)
+			}
+			return st, fmt.Errorf("apply %s: %w", seg.key, err)
+		}
+	}
+	return st, nil
+}
+
+// removeDB removes a database file and its WAL and shared-memory files.
+func removeDB(path string) error {
+	for _, p := range []string{path + "-wal", path + "-shm", path} {
+		if err := os.Remove(p); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return err
+		}
+	}
+	return nil
+}
+
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	return d.Sync()
+}

@@ -1,0 +1,168 @@
+package cell
+
+import (
+	"errors"
+	"fmt"
+	"maps"
+	"time"
+
+	"github.com/celldgo/celld/bucket"
+)
+
+// The upload side of replication: the uploader goroutine that ships
+// batches in TXID order, snapshots written beside it, and the bookkeeping
+// of what is durable.
+
+// startSnapshot begins writing a snapshot at the last captured TXID and
+// returns it, or nil when one is in flight, nothing was captured since the
+// newest one, or replication failed.
+func (r *Replicator) startSnapshot() *batch {
+	x := r.captured.Load()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.snap != nil || r.err != nil || x <= r.lastSnap {
+		return nil
+	}
+	r.segs, r.segBytes, r.lastSnap = 0, 0, x
+	open := r.open
+	// Later commits start a new segment, so one begins right after the
+	// snapshot and a restore can go from one to the other.
+	r.open = nil
+	if open != nil && open.full {
+		return nil // the lineage's first LTX, still pending, is this snapshot
+	}
+	s := &batch{
+		min: 1, max: x, full: true,
+		commit: r.state.pages(), post: r.state.checksum(),
+		pages: maps.Clone(r.walIndex),
+		done:  make(chan struct{}),
+	}
+	r.snap = s
+	r.wg.Add(1)
+	go r.runSnapshot(s)
+	return s
+}
+
+func (r *Replicator) runSnapshot(s *batch) {
+	defer r.wg.Done()
+	err := r.ship(s)
+	r.mu.Lock()
+	r.snap = nil
+	s.err = err
+	if err == nil {
+		r.stats.Snapshots++
+		r.advance(s.max)
+	}
+	r.mu.Unlock()
+	close(s.done)
+}
+
+// run is the uploader: one batch at a time, oldest first.
+func (r *Replicator) run() {
+	defer r.wg.Done()
+	for {
+		r.mu.Lock()
+		var b *batch
+		if len(r.pending) > 0 && r.err == nil {
+			b = r.pending[0]
+			r.pending = r.pending[1:]
+			if b == r.open {
+				r.open = nil // commits from now on form the next batch
+			}
+			if b.full {
+				r.lastSnap = max(r.lastSnap, b.max)
+			}
+			r.uploading = true
+		}
+		r.mu.Unlock()
+		if b == nil {
+			select {
+			case <-r.kick:
+				continue
+			case <-r.ctx.Done():
+				return
+			}
+		}
+		err := r.ship(b)
+		r.mu.Lock()
+		r.uploading = false
+		if err == nil {
+			r.stats.Segments++
+			r.advance(b.max)
+		}
+		r.mu.Unlock()
+		if err != nil {
+			return // closing, or failed for good
+		}
+	}
+}
+
+// advance records txid as durable. Call with r.mu held.
+func (r *Replicator) advance(txid uint64) {
+	if txid > r.durable {
+		r.durable = txid
+		r.notify()
+	}
+}
+
+// notify wakes every WaitDurable. Call with r.mu held.
+func (r *Replicator) notify() {
+	close(r.changed)
+	r.changed = make(chan struct{})
+}
+
+func (r *Replicator) fail(err error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.err == nil {
+		r.err = err
+		r.log.Error("replication stopped", "err", err)
+		r.notify()
+	}
+}
+
+// ship encodes b and uploads it. An encoding error is fatal (the local
+// state is not what was captured); an upload is retried until it succeeds
+// or the replicator closes.
+func (r *Replicator) ship(b *batch) error {
+	data, err := encodeBatch(b, r.state.pageSize, r.wal, r.dbf)
+	if err != nil {
+		err = fmt.Errorf("encode ltx %d-%d: %w", b.min, b.max, err)
+		r.fail(err)
+		return err
+	}
+	key := LTXKey(r.cfg.Cell, r.cfg.Epoch, b.min, b.max)
+	backoff := 50 * time.Millisecond
+	for {
+		_, err := r.cfg.Store.Put(r.ctx, key, data, bucket.Cond{})
+		if err == nil {
+			r.mu.Lock()
+			r.stats.Bytes += int64(len(data))
+			r.mu.Unlock()
+			r.log.Debug("ltx uploaded", "key", key, "bytes", len(data))
+			return nil
+		}
+		if errors.Is(err, bucket.ErrInvalidKey) {
+			err = fmt.Errorf("upload %s: %w", key, err)
+			r.fail(err)
+			return err
+		}
+		if r.ctx.Err() != nil {
+			return fmt.Errorf("upload %s: %w", key, err)
+		}
+		// The key and bytes are fixed, so trying again is idempotent even
+		// when the last outcome was ambiguous.
+		r.log.Warn("upload ltx", "key", key, "err", err, "retry_in", backoff)
+		r.mu.Lock()
+		r.stats.Retries++
+		r.mu.Unlock()
+		t := time.NewTimer(backoff)
+		select {
+		case <-t.C:
+		case <-r.ctx.Done():
+			t.Stop()
+			return fmt.Errorf("upload %s: %w", key, err)
+		}
+		backoff = min(2*backoff, 5*time.Second)
+	}
+}
