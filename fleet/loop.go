@@ -277,3 +277,24 @@ func (n *Node) shutdown() {
 	n.owners = map[string]*Owner{}
 	n.mu.Unlock()
 }
+
+// Confirm re-reads cell's ownership record and succeeds only if it still
+// names this node's session at epoch: the check an output gate makes after
+// its writes are in the bucket, so that a node that lost the cell (a clock
+// is never trusted for this) never acknowledges. A record naming anyone
+// else stops the cell here (its owner context ends with ErrNotOwner).
+func (n *Node) Confirm(ctx context.Context, cell string, epoch uint64) error {
+	data, _, err := n.store.Get(ctx, core.OwnKey(cell))
+	if err != nil {
+		return fmt.Errorf("confirm ownership of %s: %w", cell, err)
+	}
+	own, err := core.DecodeOwn(data)
+	if err != nil {
+		return fmt.Errorf("confirm ownership of %s: %w", cell, err)
+	}
+	if own.Session != n.session || own.Epoch != epoch || own.Released {
+		n.post(core.Lost{Now: n.nowMS(), Cell: cell})
+		return fmt.Errorf("%w: %s is now held by %s at epoch %d (we had epoch %d)", ErrNotOwner, cell, own.Node, own.Epoch, epoch)
+	}
+	return nil
+}

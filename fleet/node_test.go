@@ -232,3 +232,27 @@ func TestNode_AbandonedAcquireIsHandedBack(t *testing.T) {
 		time.Sleep(20 * time.Millisecond)
 	}
 }
+
+func TestNode_Confirm(t *testing.T) {
+	ctx := context.Background()
+	s := bucket.NewMem()
+	n := startNode(t, s, "a", 3*time.Second)
+	o, err := n.Acquire(ctx, "C")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := n.Confirm(ctx, "C", o.Epoch); err != nil {
+		t.Fatalf("confirm while owner: %v", err)
+	}
+	// Someone took the cell (as after our lease lapsed): confirm fails
+	// and the owner context ends.
+	s.Put(ctx, core.OwnKey("C"), core.Encode(core.Own{Node: "b", Session: "sb", Epoch: o.Epoch + 1}), bucket.Cond{})
+	if err := n.Confirm(ctx, "C", o.Epoch); !errors.Is(err, ErrNotOwner) {
+		t.Fatalf("confirm after takeover = %v, want ErrNotOwner", err)
+	}
+	select {
+	case <-o.Context().Done():
+	case <-time.After(5 * time.Second):
+		t.Fatal("owner context not cancelled after a failed confirm")
+	}
+}

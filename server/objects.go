@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"os"
 	"path/filepath"
 	"sort"
@@ -12,6 +13,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/celldgo/celld/bucket"
 	"github.com/celldgo/celld/cell"
 	"github.com/celldgo/celld/deploy"
 	"github.com/celldgo/celld/fleet"
@@ -23,6 +25,7 @@ import (
 // object on the live deployment's runtime, and stops it when idle, when
 // ownership ends, or when the deployment changes.
 type objects struct {
+	store    bucket.Store
 	fleet    *fleet.Node
 	stateDir string
 	idle     time.Duration
@@ -45,9 +48,12 @@ type resident struct {
 	app             *app
 	obj             *worker.Object
 	db              *cell.DB
+	repl            *cell.Replicator
 	owner           *fleet.Owner
-	lastUsed        atomic.Int64 // unix nanos
-	inflight        atomic.Int32
+	o               *objects
+	lastUsed        atomic.Int64  // unix nanos
+	inflight        atomic.Int32  //
+	confirmed       atomic.Uint64 // highest TXID whose output gate passed
 }
 
 type activation struct {
@@ -56,8 +62,8 @@ type activation struct {
 	err  error
 }
 
-func newObjects(f *fleet.Node, stateDir string, idle time.Duration, log *slog.Logger) *objects {
-	return &objects{fleet: f, stateDir: stateDir, idle: idle, log: log,
+func newObjects(store bucket.Store, f *fleet.Node, stateDir string, idle time.Duration, log *slog.Logger) *objects {
+	return &objects{store: store, fleet: f, stateDir: stateDir, idle: idle, log: log,
 		residents: map[string]*resident{}, activating: map[string]*activation{}, stopping: map[string]chan struct{}{},
 		remotes: map[string]remoteEntry{}}
 }
@@ -209,16 +215,29 @@ func (o *objects) activate(ctx context.Context, ap *app, name, class, id string)
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return fail(fmt.Errorf("activate %s: %w", name, err))
 	}
+	// The bucket is the truth: rebuild the file from the newest epoch's
+	// chain before the constructor runs.
+	info, err := cell.Restore(ctx, o.store, name, path)
+	if err != nil {
+		return fail(fmt.Errorf("activate %s: restore: %w", name, err))
+	}
 	db, err := cell.Open(path)
 	if err != nil {
 		return fail(fmt.Errorf("activate %s: open %s: %w", name, path, err))
 	}
-	obj, err := ap.rt.NewObject(class, id, db)
+	repl, err := cell.NewReplicator(db, cell.ReplicatorConfig{Store: o.store, Cell: name, Epoch: owner.Epoch, From: info, Logger: o.log})
 	if err != nil {
 		db.Close()
 		return fail(fmt.Errorf("activate %s: %w", name, err))
 	}
-	r := &resident{cell: name, class: class, id: id, app: ap, obj: obj, db: db, owner: owner}
+	obj, err := ap.rt.NewObject(class, id, db)
+	if err != nil {
+		repl.Close(ctx)
+		db.Close()
+		return fail(fmt.Errorf("activate %s: %w", name, err))
+	}
+	r := &resident{cell: name, class: class, id: id, app: ap, obj: obj, db: db, repl: repl, owner: owner, o: o}
+	r.confirmed.Store(info.TXID)
 	r.lastUsed.Store(time.Now().UnixNano())
 	o.log.Debug("cell activated", "cell", name, "epoch", owner.Epoch)
 	return r, nil
@@ -234,14 +253,7 @@ func (o *objects) watch(r *resident) {
 	case <-r.obj.Done():
 		why = "object stopped"
 	}
-	o.mu.Lock()
-	if o.residents[r.cell] != r {
-		o.mu.Unlock()
-		return
-	}
-	v := o.detach(r)
-	o.mu.Unlock()
-	o.stopAll([]*resident{v}, why)
+	o.stopResident(r, why)
 }
 
 // detach removes r from the resident set and marks it stopping. Call
@@ -267,6 +279,11 @@ func (o *objects) stopAll(rs []*resident, why string) {
 			defer cancel()
 			if err := r.obj.Close(ctx); err != nil {
 				o.log.Warn("stop object", "cell", r.cell, "err", err)
+			}
+			// Everything committed goes to the bucket before the cell is
+			// released, so the next owner restores all of it.
+			if err := r.repl.Close(ctx); err != nil {
+				o.log.Error("flush cell to the bucket", "cell", r.cell, "err", err)
 			}
 			if err := r.db.Close(); err != nil {
 				o.log.Warn("close cell database", "cell", r.cell, "err", err)
@@ -353,17 +370,66 @@ func (o *objects) snapshot() []CellState {
 	return out
 }
 
-// handle counts a call as activity on the resident.
+// handle delivers events to a resident and holds every output in the
+// output gate.
 type handle struct{ r *resident }
 
 func (h handle) Fetch(ctx context.Context, req *worker.Request) (*worker.Response, error) {
 	h.r.inflight.Add(1)
 	defer func() { h.r.lastUsed.Store(time.Now().UnixNano()); h.r.inflight.Add(-1) }()
-	return h.r.obj.Fetch(ctx, req)
+	resp, err := h.r.obj.Fetch(ctx, req)
+	if gerr := h.r.gate(ctx); gerr != nil {
+		return &worker.Response{Status: http.StatusServiceUnavailable, StatusText: "Service Unavailable",
+			Header: http.Header{"Content-Type": {"text/plain; charset=utf-8"}}, Body: []byte("celld: the write could not be confirmed durable; retry\n")}, nil
+	}
+	return resp, err
 }
 
 func (h handle) Call(ctx context.Context, method string, args []byte) ([]byte, error) {
 	h.r.inflight.Add(1)
 	defer func() { h.r.lastUsed.Store(time.Now().UnixNano()); h.r.inflight.Add(-1) }()
-	return h.r.obj.Call(ctx, method, args)
+	res, err := h.r.obj.Call(ctx, method, args)
+	if gerr := h.r.gate(ctx); gerr != nil {
+		return nil, gerr
+	}
+	return res, err
+}
+
+// gate is the output gate: an output that could reveal a write (and so
+// any output after a commit not yet confirmed, errors included) waits
+// until (a) the LTX covering every captured commit is in the bucket and
+// (b) own.json still names this node at this epoch. If either fails the
+// output is replaced by an error and the cell is stopped.
+func (r *resident) gate(ctx context.Context) error {
+	txid := r.repl.Captured()
+	if txid <= r.confirmed.Load() {
+		return nil // nothing written since the last confirmation
+	}
+	err := r.repl.WaitDurable(ctx, txid)
+	if err == nil {
+		err = r.o.fleet.Confirm(ctx, r.cell, r.owner.Epoch)
+	}
+	if err != nil {
+		r.o.log.Error("output gate refused", "cell", r.cell, "txid", txid, "err", err)
+		go r.o.stopResident(r, "output gate: "+err.Error())
+		return fmt.Errorf("output of %s withheld: %w", r.cell, err)
+	}
+	for {
+		cur := r.confirmed.Load()
+		if txid <= cur || r.confirmed.CompareAndSwap(cur, txid) {
+			return nil
+		}
+	}
+}
+
+// stopResident stops r if it is still resident.
+func (o *objects) stopResident(r *resident, why string) {
+	o.mu.Lock()
+	if o.residents[r.cell] != r {
+		o.mu.Unlock()
+		return
+	}
+	v := o.detach(r)
+	o.mu.Unlock()
+	o.stopAll([]*resident{v}, why)
 }

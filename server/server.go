@@ -122,7 +122,7 @@ func Run(ctx context.Context, o Options) error {
 	if o.IdleEvict <= 0 {
 		o.IdleEvict = 5 * time.Minute
 	}
-	objs := newObjects(fn, o.StateDir, o.IdleEvict, log)
+	objs := newObjects(o.Store, fn, o.StateDir, o.IdleEvict, log)
 	objs.peer = newPeer(secret, o.Node, objs)
 	n := &node{opts: o, log: log, fleet: fn, apps: &apps{store: o.Store, log: log, objects: objs}, objects: objs}
 	if err := n.apps.refresh(ctx); err != nil {
