@@ -3,6 +3,7 @@ package cli
 import (
 	"fmt"
 	"os"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -17,6 +18,7 @@ type envVar struct {
 	Meaning string
 	Min     int64 // for integers
 	Max     int64
+	Choices []string // for enumerations
 }
 
 // envVars is the table shown by `celld serve --help` and the README.
@@ -29,6 +31,8 @@ var envVars = []envVar{
 	{Name: "CELLD_TTL_MS", Default: "10000", Meaning: "node lease lifetime in ms; renewed at a third of it", Min: 1000, Max: 600000},
 	{Name: "CELLD_WATCH", Default: ".celld/state", Meaning: "directory of the resident cells' SQLite files"},
 	{Name: "CELLD_IDLE_EVICT_S", Default: "300", Meaning: "stop and release a cell idle this many seconds", Min: 1, Max: 86400},
+	{Name: "CELLD_MAX_RESIDENT_CELLS", Default: "0", Meaning: "refuse new activations (503) beyond this many resident cells; 0 = no limit", Min: 0, Max: 10000000},
+	{Name: "CELLD_DURABILITY", Default: "bucket", Meaning: "how a write is proven durable before its output: bucket (LTX upload + ownership re-check)", Choices: []string{"bucket"}},
 }
 
 // isIntVar reports whether v holds an integer.
@@ -69,6 +73,11 @@ func checkEnv(environ []string) error {
 			continue
 		}
 		if v, ok := known[name]; ok {
+			if len(v.Choices) > 0 {
+				if val := strings.TrimSpace(os.Getenv(name)); val != "" && !slices.Contains(v.Choices, val) {
+					problems = append(problems, fmt.Sprintf("%s=%q: want one of %s", name, val, strings.Join(v.Choices, ", ")))
+				}
+			}
 			if v.isInt() {
 				if _, err := envInt(name); err != nil {
 					problems = append(problems, err.Error())

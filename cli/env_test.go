@@ -34,3 +34,28 @@ func TestCheckEnv(t *testing.T) {
 		}
 	}
 }
+
+func TestCheckAdvertise(t *testing.T) {
+	tests := []struct {
+		o           serveOptions
+		internalSet bool
+		want        string
+	}{
+		{serveOptions{}, false, ""},
+		{serveOptions{Advertise: "10.0.0.5:8081"}, true, ""},
+		{serveOptions{Advertise: "node-a.internal:8081"}, true, ""},
+		{serveOptions{Advertise: "10.0.0.5:8081"}, false, "needs an explicit --internal-listen"},
+		{serveOptions{Advertise: "203.0.113.7:8081"}, true, "public IP address"},
+		{serveOptions{Advertise: "203.0.113.7:8081", UnsafePublicAdvertise: true}, true, ""},
+		{serveOptions{Advertise: "no-port"}, true, "want HOST:PORT"},
+	}
+	for _, tc := range tests {
+		err := checkAdvertise(&tc.o, tc.internalSet)
+		switch {
+		case tc.want == "" && err != nil:
+			t.Errorf("%+v: unexpected %v", tc.o, err)
+		case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want) || ExitCode(err) != ExitUsage):
+			t.Errorf("%+v: got %v, want exit 2 mentioning %q", tc.o, err, tc.want)
+		}
+	}
+}

@@ -3,7 +3,9 @@ package cli
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
+	"net"
 	"os"
 	"time"
 
@@ -14,10 +16,11 @@ import (
 )
 
 type serveOptions struct {
-	Node           string
-	Listen         string
-	InternalListen string
-	Advertise      string
+	Node                  string
+	Listen                string
+	InternalListen        string
+	Advertise             string
+	UnsafePublicAdvertise bool
 }
 
 func serveCommand(g *globals) *cli.Command {
@@ -31,9 +34,13 @@ func serveCommand(g *globals) *cli.Command {
 			&cli.StringFlag{Name: "listen", Usage: "public listener", Value: "127.0.0.1:8080", Sources: cli.EnvVars("CELLD_ADDR"), Destination: &o.Listen},
 			&cli.StringFlag{Name: "internal-listen", Usage: "internal listener (peers, /state)", Value: "127.0.0.1:8081", Sources: cli.EnvVars("CELLD_INTERNAL_ADDR"), Destination: &o.InternalListen},
 			&cli.StringFlag{Name: "advertise", Usage: "internal address peers reach this node at (default: the internal listener)", Sources: cli.EnvVars("CELLD_ADVERTISE"), Destination: &o.Advertise},
+			&cli.BoolFlag{Name: "unsafe-public-advertise", Usage: "allow --advertise to be a public IP address (peer traffic is signed, not encrypted)", Destination: &o.UnsafePublicAdvertise},
 		},
 		Action: func(ctx context.Context, cmd *cli.Command) error {
 			if err := checkEnv(os.Environ()); err != nil {
+				return err
+			}
+			if err := checkAdvertise(o, cmd.IsSet("internal-listen")); err != nil {
 				return err
 			}
 			ttl, err := envInt("CELLD_TTL_MS")
@@ -41,6 +48,10 @@ func serveCommand(g *globals) *cli.Command {
 				return err
 			}
 			idle, err := envInt("CELLD_IDLE_EVICT_S")
+			if err != nil {
+				return err
+			}
+			maxResident, err := envInt("CELLD_MAX_RESIDENT_CELLS")
 			if err != nil {
 				return err
 			}
@@ -58,7 +69,7 @@ func serveCommand(g *globals) *cli.Command {
 			err = server.Run(ctx, server.Options{
 				Store: s, Node: o.Node, Listen: o.Listen, InternalListen: o.InternalListen, Advertise: o.Advertise,
 				Version: cmd.Root().Version, TTL: time.Duration(ttl) * time.Millisecond, Logger: log, WaitForPrevious: true,
-				StateDir: stateDir, IdleEvict: time.Duration(idle) * time.Second,
+				StateDir: stateDir, IdleEvict: time.Duration(idle) * time.Second, MaxResident: int(maxResident),
 			})
 			var fe *server.FenceError
 			var sf *server.StoreFaultError
@@ -74,4 +85,27 @@ func serveCommand(g *globals) *cli.Command {
 			return err
 		},
 	}
+}
+
+// checkAdvertise refuses an advertised address that would expose the
+// internal listener (peer and operator routes) on a public IP by accident,
+// and an advertised address without an explicit internal listener (the
+// default listener is loopback, which peers on other hosts cannot reach).
+func checkAdvertise(o *serveOptions, internalSet bool) error {
+	if o.Advertise == "" {
+		return nil
+	}
+	if !internalSet {
+		return usageErr("--advertise %s needs an explicit --internal-listen (CELLD_INTERNAL_ADDR): the default internal listener is loopback only", o.Advertise)
+	}
+	host, _, err := net.SplitHostPort(o.Advertise)
+	if err != nil {
+		return usageErr("--advertise %q: want HOST:PORT (%v)", o.Advertise, err)
+	}
+	ip := net.ParseIP(host)
+	if ip != nil && !ip.IsPrivate() && !ip.IsLoopback() && !ip.IsLinkLocalUnicast() && !o.UnsafePublicAdvertise {
+		return &Error{Err: fmt.Errorf("--advertise %s is a public IP address: peer and operator routes would be reachable from the internet", o.Advertise),
+			Code: ExitUsage, Hint: "advertise a private address, or pass --unsafe-public-advertise if a firewall protects it"}
+	}
+	return nil
 }

@@ -29,6 +29,7 @@ type objects struct {
 	fleet    *fleet.Node
 	stateDir string
 	idle     time.Duration
+	max      int // resident cells allowed (0: no limit)
 	log      *slog.Logger
 
 	peer *peer // set once the peer secret is known
@@ -42,6 +43,10 @@ type objects struct {
 }
 
 var _ worker.ObjectHost = (*objects)(nil)
+
+// ErrFull: the node holds CELLD_MAX_RESIDENT_CELLS cells and refuses to
+// activate another (503 to an HTTP caller).
+var ErrFull = errors.New("node is full")
 
 type resident struct {
 	cell, class, id string
@@ -175,6 +180,11 @@ func (o *objects) local(ctx context.Context, class, id string) (worker.ObjectHan
 			o.mu.Unlock()
 			o.stopAll([]*resident{victim}, "replaced")
 			continue
+		}
+		if o.max > 0 && len(o.residents)+len(o.activating) >= o.max {
+			n := len(o.residents)
+			o.mu.Unlock()
+			return nil, fmt.Errorf("activate %s: %w (%d resident, CELLD_MAX_RESIDENT_CELLS=%d)", name, ErrFull, n, o.max)
 		}
 		ap := o.app
 		a := &activation{done: make(chan struct{})}

@@ -79,6 +79,8 @@ func (p *peer) serve(h peerHandler) http.HandlerFunc {
 			return
 		}
 		if err := p.verifier.Verify(r, body); err != nil {
+			// The reason names what was wrong, never the secret or the MAC.
+			p.objects.log.Warn("peer request refused", "from", r.RemoteAddr, "node", r.Header.Get(fleet.HeaderPeerNode), "path", r.URL.Path, "reason", err)
 			http.Error(w, err.Error(), http.StatusUnauthorized)
 			return
 		}

@@ -22,18 +22,25 @@ type testNode struct {
 // startNode runs a node named name on store; it stops with the test.
 func startNode(t *testing.T, store bucket.Store, name string) testNode {
 	t.Helper()
+	return startNodeWith(t, store, name, nil)
+}
+
+func startNodeWith(t *testing.T, store bucket.Store, name string, tweak func(*Options)) testNode {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	type addrs struct{ pub, in string }
 	ready := make(chan addrs, 1)
 	done := make(chan error, 1)
-	go func() {
-		done <- Run(ctx, Options{
-			Store: store, Node: name, Listen: "127.0.0.1:0", InternalListen: "127.0.0.1:0",
-			Version: "test", TTL: 5 * time.Second, StateDir: filepath.Join(t.TempDir(), "state"),
-			Logger:  slog.New(slog.NewTextHandler(io.Discard, nil)),
-			OnReady: func(pub, in string) { ready <- addrs{pub, in} },
-		})
-	}()
+	o := Options{
+		Store: store, Node: name, Listen: "127.0.0.1:0", InternalListen: "127.0.0.1:0",
+		Version: "test", TTL: 5 * time.Second, StateDir: filepath.Join(t.TempDir(), "state"),
+		Logger:  slog.New(slog.NewTextHandler(io.Discard, nil)),
+		OnReady: func(pub, in string) { ready <- addrs{pub, in} },
+	}
+	if tweak != nil {
+		tweak(&o)
+	}
+	go func() { done <- Run(ctx, o) }()
 	t.Cleanup(func() {
 		cancel()
 		select {
@@ -129,5 +136,29 @@ func TestPeer_ExceptionsCrossNodes(t *testing.T) {
 	}
 	if status, body := fetchText(t, b.public+"/?account=bob"); status != 200 || !strings.Contains(body, `"balance":5`) {
 		t.Fatalf("balance via b: %d %s", status, body)
+	}
+}
+
+// TestObjects_MaxResident: beyond CELLD_MAX_RESIDENT_CELLS a new
+// activation is refused, naming the limit; resident cells keep serving.
+func TestObjects_MaxResident(t *testing.T) {
+	store, err := bucket.NewFile(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := deploy.Deploy(context.Background(), store, "../examples/counter", deploy.Options{Capabilities: deploy.Served()}); err != nil {
+		t.Fatal(err)
+	}
+	n := startNodeWith(t, store, "full", func(o *Options) { o.MaxResident = 2 })
+	for _, name := range []string{"a", "b"} {
+		if status, body := fetchText(t, n.public+"/?name="+name); status != 200 || body != "1\n" {
+			t.Fatalf("%s: %d %q", name, status, body)
+		}
+	}
+	if status, _ := fetchText(t, n.public+"/?name=c"); status == 200 {
+		t.Fatal("third cell activated beyond the limit")
+	}
+	if status, body := fetchText(t, n.public+"/?name=a"); status != 200 || body != "2\n" {
+		t.Fatalf("resident cell after refusal: %d %q", status, body)
 	}
 }

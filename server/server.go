@@ -43,6 +43,9 @@ type Options struct {
 	StateDir string
 	// IdleEvict stops a cell idle this long (CELLD_IDLE_EVICT_S). Default 5m.
 	IdleEvict time.Duration
+	// MaxResident refuses new activations beyond this many resident cells
+	// (CELLD_MAX_RESIDENT_CELLS); 0 is no limit.
+	MaxResident int
 }
 
 // node is a running server.
@@ -124,6 +127,7 @@ func Run(ctx context.Context, o Options) error {
 	}
 	objs := newObjects(o.Store, fn, o.StateDir, o.IdleEvict, log)
 	objs.peer = newPeer(secret, o.Node, objs)
+	objs.max = o.MaxResident
 	n := &node{opts: o, log: log, fleet: fn, apps: &apps{store: o.Store, log: log, objects: objs}, objects: objs}
 	if err := n.apps.refresh(ctx); err != nil {
 		fn.Close(context.Background())
