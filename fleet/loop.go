@@ -172,7 +172,7 @@ func (n *Node) Acquire(ctx context.Context, cell string) (*Owner, error) {
 			}
 			return o, nil
 		case core.Elsewhere:
-			return nil, &ElsewhereError{Cell: cell, Node: r.Node, Advertise: r.Advertise}
+			return nil, &ElsewhereError{Cell: cell, Node: r.Node, Advertise: r.Advertise, Expires: time.UnixMilli(r.Expires)}
 		default:
 			return nil, fmt.Errorf("acquire %s: %w: %s", cell, ErrUnavailable, r.Detail)
 		}

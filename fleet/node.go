@@ -37,6 +37,7 @@ var (
 // ElsewhereError reports a cell owned by another live node.
 type ElsewhereError struct {
 	Cell, Node, Advertise string
+	Expires               time.Time // the owner's published lease expiry
 }
 
 func (e *ElsewhereError) Error() string {

@@ -129,9 +129,13 @@ func (o *objects) Object(ctx context.Context, class, id string) (worker.ObjectHa
 	h, err := o.local(ctx, class, id)
 	var else_ *fleet.ElsewhereError
 	if errors.As(err, &else_) && o.peer != nil {
-		r := remote{p: o.peer, node: else_.Node, advertise: else_.Advertise, class: class, id: id}
+		r := remote{p: o.peer, node: else_.Node, advertise: else_.Advertise, class: class, id: id, leaseExpires: else_.Expires}
 		o.mu.Lock()
-		o.remotes[name] = remoteEntry{h: r, expires: time.Now().Add(remoteTTL)}
+		until := time.Now().Add(remoteTTL)
+		if else_.Expires.Before(until) {
+			until = else_.Expires
+		}
+		o.remotes[name] = remoteEntry{h: r, expires: until}
 		o.mu.Unlock()
 		return r, nil
 	}

@@ -167,9 +167,16 @@ type remote struct {
 	p               *peer
 	node, advertise string
 	class, id       string
+	leaseExpires    time.Time // the owner's published lease expiry when resolved
 }
 
 func (r remote) post(ctx context.Context, path string, query url.Values, body []byte) (*http.Response, []byte, error) {
+	if !time.Now().Before(r.leaseExpires) {
+		// Never send to a node whose lease has lapsed: the caller re-reads
+		// ownership (and takes the cell over) instead.
+		r.p.objects.forgetRemote(r.class + ":" + r.id)
+		return nil, nil, fmt.Errorf("%w: the lease of owner %s has expired", worker.ErrObjectClosed, r.node)
+	}
 	if hopsFrom(ctx) >= maxHops {
 		return nil, nil, fmt.Errorf("object %s:%s: forwarded %d times without reaching its owner", r.class, r.id, maxHops)
 	}

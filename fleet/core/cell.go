@@ -182,7 +182,7 @@ func (m *Machine) judgeOwner(fx *effects, e Done, name string, c *cell) {
 		return
 	}
 	m.forget(name)
-	fx.reply(name, AcquireResult{Kind: Elsewhere, Node: l.Node, Advertise: l.Advertise})
+	fx.reply(name, AcquireResult{Kind: Elsewhere, Node: l.Node, Advertise: l.Advertise, Expires: l.Expires})
 }
 
 func (m *Machine) release(fx *effects, now int64, name string) {

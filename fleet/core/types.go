@@ -181,6 +181,7 @@ type AcquireResult struct {
 	Epoch     uint64 // Owned
 	Node      string // Elsewhere
 	Advertise string // Elsewhere
+	Expires   int64  // Elsewhere: the owner's published lease expiry (unix ms)
 	Detail    string // Unavailable: why
 }
 
