@@ -76,6 +76,11 @@ type DB struct {
 	// afterCommit, when set, runs in the WAL hook after every commit with
 	// the WAL's frame count (commit capture; see Replicator).
 	afterCommit func(walFrames int64)
+	// beforeCall, when set, runs at the start of every storage call on the
+	// cell's goroutine, outside any transaction: the replicator uses it to
+	// checkpoint a WAL whose frames are all in the bucket.
+	beforeCall func()
+	inHook     bool
 
 	txDepth  int  // open Transaction calls
 	kvExists bool // the _cf_KV table exists
@@ -306,6 +311,11 @@ func (db *DB) DeleteAll() error {
 func (db *DB) checkOpen() error {
 	if db.c == nil {
 		return ErrClosed
+	}
+	if db.beforeCall != nil && !db.inHook && db.txDepth == 0 {
+		db.inHook = true
+		db.beforeCall()
+		db.inHook = false
 	}
 	return nil
 }

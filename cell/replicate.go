@@ -106,12 +106,13 @@ type Replicator struct {
 	dbf *os.File // the database file, for pages not in the WAL
 
 	// The cell's goroutine only.
-	wal      *walFollower
-	state    dbState            // the database as of the last capture
-	walIndex map[uint32]pageRef // newest frame of each page since the last checkpoint
-	segs     int                // segments begun since the newest snapshot
-	segBytes int64              // page bytes captured since the newest snapshot
-	closing  bool
+	wal       *walFollower
+	state     dbState            // the database as of the last capture
+	walIndex  map[uint32]pageRef // newest frame of each page since the last checkpoint
+	segs      int                // segments begun since the newest snapshot
+	segBytes  int64              // page bytes captured since the newest snapshot
+	walFrames int64              // frames in the WAL at the last commit
+	closing   bool
 
 	captured atomic.Uint64
 
@@ -216,6 +217,7 @@ func NewReplicator(db *DB, cfg ReplicatorConfig) (*Replicator, error) {
 	r.wg.Add(1)
 	go r.run()
 	db.afterCommit = r.afterCommit
+	db.beforeCall = r.maybeCheckpoint
 	return r, nil
 }
 
@@ -383,6 +385,7 @@ func (r *Replicator) Close(ctx context.Context) error {
 	}
 	r.closing = true
 	r.db.afterCommit = nil
+	r.db.beforeCall = nil
 	if r.db.c != nil {
 		defer r.db.c.dbConfig(sqlite3.SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 0)
 	}
@@ -410,8 +413,25 @@ func (r *Replicator) snapshotDue() bool {
 	return r.segs >= r.cfg.SnapshotSegments || r.segBytes >= r.cfg.SnapshotBytes
 }
 
+// CheckpointFrames is the WAL size (in frames) past which a storage call
+// checkpoints, once every captured commit is durable. The node alone
+// checkpoints, and only after capture: without it the WAL of a loaded cell
+// would grow without bound.
+const CheckpointFrames = 1000
+
+// maybeCheckpoint runs before storage calls (on the cell's goroutine).
+func (r *Replicator) maybeCheckpoint() {
+	if r.walFrames < CheckpointFrames || r.closing {
+		return
+	}
+	if done, err := r.Checkpoint(); err == nil && done {
+		r.walFrames = 0
+	}
+}
+
 // afterCommit is the WAL hook: capture what was just committed.
 func (r *Replicator) afterCommit(walFrames int64) {
+	r.walFrames = walFrames
 	if r.Err() != nil {
 		return
 	}

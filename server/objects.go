@@ -59,6 +59,9 @@ type resident struct {
 	lastUsed        atomic.Int64  // unix nanos
 	inflight        atomic.Int32  //
 	confirmed       atomic.Uint64 // highest TXID whose output gate passed
+
+	roundMu sync.Mutex
+	round   *confirmRound // the ownership re-read in flight, if any
 }
 
 type activation struct {
@@ -421,18 +424,71 @@ func (r *resident) gate(ctx context.Context) error {
 	}
 	err := r.repl.WaitDurable(ctx, txid)
 	if err == nil {
-		err = r.o.fleet.Confirm(ctx, r.cell, r.owner.Epoch)
+		err = r.confirm(ctx, txid)
+	}
+	if err != nil && ctx.Err() != nil {
+		// The caller gave up waiting: withhold its output, but the cell is
+		// fine.
+		return fmt.Errorf("output of %s withheld: %w", r.cell, context.Cause(ctx))
 	}
 	if err != nil {
 		r.o.log.Error("output gate refused", "cell", r.cell, "txid", txid, "err", err)
 		go r.o.stopResident(r, "output gate: "+err.Error())
 		return fmt.Errorf("output of %s withheld: %w", r.cell, err)
 	}
+	return nil
+}
+
+// confirmRound is one re-read of own.json; it covers every commit that was
+// durable when it started.
+type confirmRound struct {
+	covers uint64
+	done   chan struct{}
+	err    error
+}
+
+// confirm makes sure an ownership re-read that started after txid was
+// durable has succeeded. Concurrent outputs share rounds (group commit
+// for the ownership check), so 64 writers cost one GET, not 64.
+func (r *resident) confirm(ctx context.Context, txid uint64) error {
 	for {
-		cur := r.confirmed.Load()
-		if txid <= cur || r.confirmed.CompareAndSwap(cur, txid) {
+		if txid <= r.confirmed.Load() {
 			return nil
 		}
+		r.roundMu.Lock()
+		round := r.round
+		if round == nil {
+			round = &confirmRound{covers: r.repl.Durable(), done: make(chan struct{})}
+			r.round = round
+			r.roundMu.Unlock()
+			// A round serves many callers: it must not end with any one
+			// caller's context.
+			cctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+			round.err = r.o.fleet.Confirm(cctx, r.cell, r.owner.Epoch)
+			cancel()
+			if round.err == nil {
+				for cur := r.confirmed.Load(); round.covers > cur && !r.confirmed.CompareAndSwap(cur, round.covers); cur = r.confirmed.Load() {
+				}
+			}
+			r.roundMu.Lock()
+			r.round = nil
+			r.roundMu.Unlock()
+			close(round.done)
+		} else {
+			r.roundMu.Unlock()
+			select {
+			case <-round.done:
+			case <-ctx.Done():
+				return context.Cause(ctx)
+			}
+		}
+		if round.err != nil {
+			return round.err
+		}
+		if txid <= round.covers {
+			return nil
+		}
+		// That round began before our commit was durable: take the next.
 	}
 }
 
