@@ -110,10 +110,16 @@ func listSegments(ctx context.Context, store bucket.Store, cell string) ([]segme
 	if err != nil {
 		return nil, fmt.Errorf("list %s: %w", prefix, err)
 	}
+	retired := map[string]bool{}
+	for _, o := range objs {
+		if dir, name, ok := strings.Cut(strings.TrimPrefix(o.Key, prefix), "/"); ok && name == RetiredMarker {
+			retired[dir] = true
+		}
+	}
 	var segs []segment
 	for _, o := range objs {
 		dir, name, ok := strings.Cut(strings.TrimPrefix(o.Key, prefix), "/")
-		if !ok || len(dir) != 17 || dir[0] != 'e' || !strings.HasSuffix(name, ".ltx") {
+		if !ok || len(dir) != 17 || dir[0] != 'e' || !strings.HasSuffix(name, ".ltx") || retired[dir] {
 			continue
 		}
 		epoch, err := strconv.ParseUint(dir[1:], 16, 64)

@@ -32,6 +32,7 @@ var envVars = []envVar{
 	{Name: "CELLD_WATCH", Default: ".celld/state", Meaning: "directory of the resident cells' SQLite files"},
 	{Name: "CELLD_IDLE_EVICT_S", Default: "300", Meaning: "stop and release a cell idle this many seconds", Min: 1, Max: 86400},
 	{Name: "CELLD_MAX_RESIDENT_CELLS", Default: "0", Meaning: "refuse new activations (503) beyond this many resident cells; 0 = no limit", Min: 0, Max: 10000000},
+	{Name: "CELLD_LTX_RETENTION_SECS", Default: "0", Meaning: "when a cell stops, delete its LTX history below the newest snapshot once older than this; 0 = keep all", Min: 0, Max: 315360000},
 	{Name: "CELLD_DURABILITY", Default: "bucket", Meaning: "how a write is proven durable before its output: bucket (LTX upload + ownership re-check)", Choices: []string{"bucket"}},
 }
 

@@ -55,6 +55,10 @@ func serveCommand(g *globals) *cli.Command {
 			if err != nil {
 				return err
 			}
+			retention, err := envInt("CELLD_LTX_RETENTION_SECS")
+			if err != nil {
+				return err
+			}
 			stateDir := os.Getenv("CELLD_WATCH")
 			if o.Node == "" {
 				if o.Node, err = os.Hostname(); err != nil {
@@ -70,6 +74,7 @@ func serveCommand(g *globals) *cli.Command {
 				Store: s, Node: o.Node, Listen: o.Listen, InternalListen: o.InternalListen, Advertise: o.Advertise,
 				Version: cmd.Root().Version, TTL: time.Duration(ttl) * time.Millisecond, Logger: log, WaitForPrevious: true,
 				StateDir: stateDir, IdleEvict: time.Duration(idle) * time.Second, MaxResident: int(maxResident),
+				LTXRetention: time.Duration(retention) * time.Second,
 			})
 			var fe *server.FenceError
 			var sf *server.StoreFaultError

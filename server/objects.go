@@ -30,7 +30,10 @@ type objects struct {
 	stateDir string
 	idle     time.Duration
 	max      int // resident cells allowed (0: no limit)
-	log      *slog.Logger
+	// retention, when > 0, deletes LTX history no restore needs (epochs
+	// below the newest snapshot) once it is this old, when a cell stops.
+	retention time.Duration
+	log       *slog.Logger
 
 	peer *peer // set once the peer secret is known
 
@@ -301,6 +304,14 @@ func (o *objects) stopAll(rs []*resident, why string) {
 			// released, so the next owner restores all of it.
 			if err := r.repl.Close(ctx); err != nil {
 				o.log.Error("flush cell to the bucket", "cell", r.cell, "err", err)
+			}
+			if o.retention > 0 && r.owner.Context().Err() == nil {
+				confirm := func(ctx context.Context) error { return o.fleet.Confirm(ctx, r.cell, r.owner.Epoch) }
+				if n, err := cell.Retire(ctx, o.store, r.cell, o.retention, time.Now(), confirm); err != nil {
+					o.log.Warn("retire old LTX history", "cell", r.cell, "err", err)
+				} else if n > 0 {
+					o.log.Debug("retired old LTX history", "cell", r.cell, "objects", n)
+				}
 			}
 			if err := r.db.Close(); err != nil {
 				o.log.Warn("close cell database", "cell", r.cell, "err", err)

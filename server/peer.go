@@ -84,6 +84,12 @@ func (p *peer) serve(h peerHandler) http.HandlerFunc {
 			http.Error(w, err.Error(), http.StatusUnauthorized)
 			return
 		}
+		if !p.objects.fleet.Serving() {
+			// A node that lost its lease (or woke from a freeze past it)
+			// serves nothing, forwarded calls included.
+			http.Error(w, "node is not serving (lease lost)", http.StatusServiceUnavailable)
+			return
+		}
 		q := r.URL.Query()
 		class, id := q.Get("class"), q.Get("id")
 		if class == "" || !worker.ValidObjectID(class, id) {

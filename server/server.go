@@ -46,6 +46,9 @@ type Options struct {
 	// MaxResident refuses new activations beyond this many resident cells
 	// (CELLD_MAX_RESIDENT_CELLS); 0 is no limit.
 	MaxResident int
+	// LTXRetention deletes LTX history below the newest snapshot once this
+	// old (CELLD_LTX_RETENTION_SECS); 0 keeps everything.
+	LTXRetention time.Duration
 }
 
 // node is a running server.
@@ -128,6 +131,7 @@ func Run(ctx context.Context, o Options) error {
 	objs := newObjects(o.Store, fn, o.StateDir, o.IdleEvict, log)
 	objs.peer = newPeer(secret, o.Node, objs)
 	objs.max = o.MaxResident
+	objs.retention = o.LTXRetention
 	n := &node{opts: o, log: log, fleet: fn, apps: &apps{store: o.Store, log: log, objects: objs}, objects: objs}
 	if err := n.apps.refresh(ctx); err != nil {
 		fn.Close(context.Background())
