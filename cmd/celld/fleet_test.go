@@ -33,7 +33,7 @@ import (
 	"github.com/celldgo/celld/worker"
 )
 
-var killRuns = flag.Int("fleet.killruns", 1, "how many times TestFleet_KillOwnerMidStream repeats its scenario")
+var killRuns = flag.Int("fleet.killruns", 3, "how many times TestFleet_KillOwnerMidStream repeats its scenario")
 
 const (
 	fleetTTL    = 2 * time.Second // CELLD_TTL_MS of every node here
