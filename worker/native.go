@@ -86,6 +86,7 @@ func (iso *isolate) installNatives(native *goja.Object) {
 	iso.installURLNatives(set)
 	iso.installCryptoNatives(set)
 	iso.installObjectNatives(set)
+	iso.installFetchNatives(set)
 	// serialize(value) -> ArrayBuffer in the wire format; deserialize(bytes).
 	set("serialize", func(call goja.FunctionCall) goja.Value {
 		return vm.ToValue(vm.NewArrayBuffer(iso.codec.serialize(call.Argument(0))))

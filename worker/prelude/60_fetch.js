@@ -401,9 +401,20 @@ internal.dispatch = (handler, request, env, done) => {
   }).then((out) => done(true, out), (e) => done(false, e));
 };
 
-// fetch() to the network is not available yet: say so at the first use.
-internal.expose("fetch", function fetch() {
-  return Promise.reject(new TypeError("celld: fetch() to external URLs is not supported yet"));
+// fetch() to the network: the request is read whole, sent by Go, and the
+// response arrives as an immutable-headers Response with its final URL.
+internal.expose("fetch", async function fetch(input, init = undefined) {
+  const req = input instanceof Request && init === undefined ? input : new Request(input, init);
+  const signal = req.signal;
+  if (signal && signal.aborted) throw signal.reason;
+  const body = req.body === null ? null : await req.arrayBuffer();
+  const r = await native.httpFetch(req.method, req.url, internal.headersFlat(req.headers), body, req.redirect || "follow");
+  if (signal && signal.aborted) throw signal.reason;
+  if (!r.ok) throw new TypeError(r.error);
+  const res = internal.makeResponse(r.status, r.statusText, r.headers, r.body);
+  res[kRes].url = r.url;
+  res[kRes].redirected = r.redirected;
+  return res;
 });
 internal.expose("Request", Request);
 internal.expose("Response", Response);

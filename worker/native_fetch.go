@@ -1,0 +1,114 @@
+package worker
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"time"
+
+	"github.com/dop251/goja"
+)
+
+// outbound is the client for fetch() to the network. Connections are kept
+// alive across requests of every isolate.
+var outbound = &http.Client{
+	Timeout: 5 * time.Minute,
+	Transport: &http.Transport{
+		Proxy:               http.ProxyFromEnvironment,
+		MaxIdleConnsPerHost: 64,
+		IdleConnTimeout:     90 * time.Second,
+		TLSHandshakeTimeout: 10 * time.Second,
+	},
+}
+
+type redirectModeKey struct{}
+
+func init() {
+	outbound.CheckRedirect = func(req *http.Request, via []*http.Request) error {
+		switch req.Context().Value(redirectModeKey{}) {
+		case "manual":
+			return http.ErrUseLastResponse
+		case "error":
+			return errors.New("redirect mode is \"error\"")
+		}
+		if len(via) >= 20 {
+			return errors.New("too many redirects")
+		}
+		return nil
+	}
+}
+
+// maxFetchBody bounds a response body read into memory.
+const maxFetchBody = 100 << 20
+
+// installFetchNatives adds httpFetch(method, url, flatHeaders, body|null,
+// redirect) -> Promise<outcome>, the network side of fetch().
+func (iso *isolate) installFetchNatives(set func(string, func(goja.FunctionCall) goja.Value)) {
+	set("httpFetch", func(call goja.FunctionCall) goja.Value {
+		method, url := call.Argument(0).String(), call.Argument(1).String()
+		header := http.Header{}
+		if h, ok := call.Argument(2).(*goja.Object); ok {
+			n := int(h.Get("length").ToInteger())
+			for i := 0; i+1 < n; i += 2 {
+				header.Add(h.Get(itoa(i)).String(), h.Get(itoa(i+1)).String())
+			}
+		}
+		var body []byte
+		if b := call.Argument(3); !goja.IsNull(b) && !goja.IsUndefined(b) {
+			body = append([]byte{}, iso.bytesArg(b)...)
+		}
+		redirect := call.Argument(4).String()
+		ctx := context.WithValue(iso.ctx, redirectModeKey{}, redirect)
+		host := &Host{iso: iso}
+		return host.Async(func() func(*goja.Runtime) (goja.Value, error) {
+			resp, final, err := doOutbound(ctx, method, url, header, body)
+			return func(vm *goja.Runtime) (goja.Value, error) {
+				if err != nil {
+					out := vm.NewObject()
+					_ = out.Set("ok", false)
+					_ = out.Set("error", "Network connection lost: "+err.Error())
+					return out, nil
+				}
+				out := iso.responseOutcome(resp).(*goja.Object)
+				_ = out.Set("url", final)
+				_ = out.Set("redirected", final != url)
+				return out, nil
+			}
+		})
+	})
+}
+
+func doOutbound(ctx context.Context, method, url string, header http.Header, body []byte) (*Response, string, error) {
+	var rd io.Reader
+	if body != nil {
+		rd = bytes.NewReader(body)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, url, rd)
+	if err != nil {
+		return nil, "", err
+	}
+	req.Header = header
+	if req.Header.Get("User-Agent") == "" {
+		req.Header.Set("User-Agent", "celld")
+	}
+	resp, err := outbound.Do(req)
+	if err != nil {
+		return nil, "", err
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(io.LimitReader(resp.Body, maxFetchBody+1))
+	if err != nil {
+		return nil, "", err
+	}
+	if len(data) > maxFetchBody {
+		return nil, "", fmt.Errorf("response body larger than %d bytes", maxFetchBody)
+	}
+	status := resp.Status
+	if len(status) > 4 {
+		status = status[4:]
+	}
+	return &Response{Status: resp.StatusCode, StatusText: status, Header: resp.Header, Body: data}, resp.Request.URL.String(), nil
+}
