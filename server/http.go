@@ -15,7 +15,9 @@ const maxBody = 100 << 20
 // toWorkerRequest converts an incoming request. The URL is absolute, as
 // a Worker sees it.
 func toWorkerRequest(r *http.Request) (*worker.Request, error) {
-	req := &worker.Request{Method: r.Method, URL: "http://" + r.Host + r.URL.RequestURI(), Header: r.Header.Clone()}
+	// The header map is handed over as it is: nothing reads r.Header once
+	// the handler has the request, and the runtime does not change it.
+	req := &worker.Request{Method: r.Method, URL: "http://" + r.Host + r.URL.RequestURI(), Header: r.Header}
 	if r.Body != nil && r.Body != http.NoBody && r.Method != http.MethodGet && r.Method != http.MethodHead {
 		b, err := io.ReadAll(io.LimitReader(r.Body, maxBody+1))
 		if err != nil {
@@ -32,10 +34,12 @@ func toWorkerRequest(r *http.Request) (*worker.Request, error) {
 func writeWorkerResponse(w http.ResponseWriter, resp *worker.Response) {
 	h := w.Header()
 	for k, vs := range resp.Header {
-		h[k] = append([]string(nil), vs...)
+		h[k] = vs // the response is this request's alone
 	}
 	// Internal to stub calls between a Worker and its objects.
-	h.Del(worker.ExceptionHeader)
+	if _, ok := h[worker.ExceptionHeader]; ok {
+		delete(h, worker.ExceptionHeader)
+	}
 	if _, ok := resp.Header["Content-Type"]; !ok {
 		h["Content-Type"] = nil // no sniffing: workerd sends none either
 	}

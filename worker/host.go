@@ -27,6 +27,28 @@ func (h *Host) VM() *goja.Runtime { return h.iso.vm }
 // would be failed with "The script will never generate a response."
 func (h *Host) Async(work func() (finish func(vm *goja.Runtime) (goja.Value, error))) goja.Value {
 	iso := h.iso
+	return iso.spawn(func() func(resolve, reject func(goja.Value)) {
+		finish := work()
+		return func(resolve, reject func(goja.Value)) {
+			v, err := finish(iso.vm)
+			if err == nil {
+				resolve(v)
+				return
+			}
+			var ex *goja.Exception
+			if errors.As(err, &ex) {
+				reject(ex.Value())
+			} else {
+				reject(iso.vm.NewGoError(err))
+			}
+		}
+	})
+}
+
+// spawn runs work on its own goroutine and returns a promise that finish,
+// the function work returns, settles on the loop. The loop counts the work
+// as background (see Host.Async).
+func (iso *isolate) spawn(work func() (finish func(resolve, reject func(goja.Value)))) goja.Value {
 	p, resolve, reject := iso.vm.NewPromise()
 	iso.background++
 	go func() {
@@ -34,17 +56,7 @@ func (h *Host) Async(work func() (finish func(vm *goja.Runtime) (goja.Value, err
 		// post fails only once the isolate has stopped; nobody waits then.
 		_ = iso.post(func() {
 			iso.background--
-			v, err := finish(iso.vm)
-			if err == nil {
-				_ = resolve(v)
-				return
-			}
-			var ex *goja.Exception
-			if errors.As(err, &ex) {
-				_ = reject(ex.Value())
-			} else {
-				_ = reject(iso.vm.NewGoError(err))
-			}
+			finish(func(v goja.Value) { _ = resolve(v) }, func(v goja.Value) { _ = reject(v) })
 		})
 	}()
 	return iso.vm.ToValue(p)

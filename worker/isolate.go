@@ -8,7 +8,6 @@ import (
 	"net/http"
 	"sort"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/dop251/goja"
@@ -28,22 +27,39 @@ type isolate struct {
 	clock taskClock // shared with the watchdog
 
 	// --- loop-confined state
-	vm          *goja.Runtime
-	internal    *goja.Object // prelude helpers shared with Go
-	codec       *jsCodec     // the wire format for this VM
-	dispatch    goja.Callable
-	makeRequest goja.Callable
-	handler     goja.Value // the script's default export
-	exports     goja.Value // the script's module.exports
-	env         goja.Value
-	timers      timerHeap
-	timerByID   map[int64]*timer
-	lastTimerID int64
-	seq         uint64
-	soon        []func()        // macrotasks queued on the loop itself (isolate.later)
-	waiting     []*pendingFetch // requests started and not yet answered, oldest first
-	background  int             // waitUntil promises and Host.Async work still pending
-	rejected    []*goja.Promise
+	vm            *goja.Runtime
+	prelude       *preludeSet
+	modState      []uint8       // per prelude file: 0, moduleLoading, moduleLoaded
+	loading       []int         // prelude files running, innermost last
+	preludeCycles int           // lookups that met a cycle between prelude files
+	native        *goja.Object  // the host functions the prelude is built on
+	internal      *goja.Object  // prelude helpers shared with Go
+	originals     *goja.Object  // what the prelude exposed, by global name
+	origin        time.Time     // performance.timeOrigin
+	codec         *jsCodec      // the wire format for this VM
+	dispatch      goja.Callable // the fetch glue (fetch.go), looked up on first use
+	makeRequest   goja.Callable
+	respond       goja.Callable
+	settle        goja.Callable
+	box           *goja.Object          // dispatch's answer slot for a synchronous Response
+	names         map[string]goja.Value // lowercase header names (fetch.go)
+	methods       map[string]goja.Value
+	urls          map[string]goja.Value            // native.urlParse's recent results
+	ids           map[string]map[string]goja.Value // class -> name -> id (doIdFromName)
+	promiseProto  *goja.Object                     // %Promise.prototype% and its then, before the script ran
+	promiseThen   goja.Value
+	handler       goja.Value // the script's default export
+	exports       goja.Value // the script's module.exports
+	env           goja.Value
+	timers        timerHeap
+	timerByID     map[int64]*timer
+	lastTimerID   int64
+	seq           uint64
+	soon          []func()        // macrotasks queued on the loop itself (isolate.later)
+	waiting       []*pendingFetch // requests started and not yet answered, oldest first
+	background    int             // waitUntil promises and Host.Async work still pending
+	rejected      []*goja.Promise
+	awaiting      []awaited // promises Go waits for (fetch.go)
 }
 
 // newIsolate builds an isolate: natives, prelude, env and the script's
@@ -63,40 +79,21 @@ func newIsolate(r *Runtime, id int, stop chan struct{}, log *slog.Logger, obj *O
 		log:       log,
 		vm:        goja.New(),
 		timerByID: make(map[int64]*timer),
+		origin:    time.Now(),
 	}
 	if obj != nil {
 		iso.ctx = obj.ctx
 	}
 	vm := iso.vm
 	vm.SetPromiseRejectionTracker(iso.trackRejection)
-	native := vm.NewObject()
-	iso.installNatives(native)
-	iso.internal = vm.NewObject()
-	for _, p := range r.prelude {
-		v, err := vm.RunProgram(p.program)
-		if err != nil {
-			return nil, fmt.Errorf("run prelude %s: %w", p.name, err)
-		}
-		fn, ok := goja.AssertFunction(v)
-		if !ok {
-			return nil, fmt.Errorf("run prelude %s: not a function", p.name)
-		}
-		if _, err := fn(goja.Undefined(), native, iso.internal, vm.GlobalObject()); err != nil {
-			return nil, fmt.Errorf("run prelude %s: %w", p.name, err)
-		}
+	if err := iso.installPrelude(r.prelude); err != nil {
+		return nil, err
 	}
-	codec, err := newJSCodec(vm, iso.internal)
+	codec, err := newJSCodec(iso)
 	if err != nil {
 		return nil, fmt.Errorf("prelude: %w", err)
 	}
 	iso.codec = codec
-	var ok bool
-	if iso.dispatch, ok = goja.AssertFunction(iso.internal.Get("dispatch")); !ok {
-		return nil, errors.New("prelude: internal.dispatch missing")
-	}
-	if iso.makeRequest, ok = goja.AssertFunction(iso.internal.Get("makeRequest")); !ok {
-		return nil, errors.New("prelude: internal.makeRequest missing")
-	}
 	if err := iso.buildEnv(); err != nil {
 		return nil, err
 	}
@@ -194,141 +191,6 @@ func (iso *isolate) loadScript() error {
 		return fmt.Errorf("evaluate script %s: %w", iso.rt.script.name, ErrNoDefaultExport)
 	}
 	return nil
-}
-
-// pendingFetch is a request (or a Durable Object event) whose answer is
-// still being made.
-type pendingFetch struct {
-	answer   func(*Response)
-	hung     func() // fails the event when nothing can settle it; nil: answer a 500
-	answered bool
-}
-
-type fetchResult struct {
-	resp *Response
-	err  error
-}
-
-// startFetch runs on the loop: it hands the request to the script and
-// arranges for the answer to reach ch as soon as the response is complete,
-// independent of any waitUntil work.
-func (iso *isolate) startFetch(req *Request, href string, ch chan<- fetchResult) goja.Value {
-	vm := iso.vm
-	pf := &pendingFetch{}
-	iso.waiting = append(iso.waiting, pf)
-	answer := func(resp *Response) {
-		if pf.answered {
-			return
-		}
-		pf.answered = true
-		for i, w := range iso.waiting {
-			if w == pf {
-				iso.waiting = append(iso.waiting[:i], iso.waiting[i+1:]...)
-				break
-			}
-		}
-		if req.Method == http.MethodHead {
-			resp.Body = nil
-		}
-		ch <- fetchResult{resp: resp}
-	}
-	pf.answer = answer
-	jsReq, err := iso.newJSRequest(req, href)
-	if err != nil {
-		iso.reportException("build request", err)
-		answer(internalError())
-		return nil
-	}
-	done := vm.ToValue(func(call goja.FunctionCall) goja.Value {
-		if !call.Argument(0).ToBoolean() {
-			iso.reportException("uncaught exception in fetch handler", call.Argument(1))
-			answer(internalError())
-			return goja.Undefined()
-		}
-		resp, err := iso.toResponse(call.Argument(1))
-		if err != nil {
-			iso.log.Error("convert response", "error", err)
-			answer(internalError())
-			return goja.Undefined()
-		}
-		answer(resp)
-		return goja.Undefined()
-	})
-	if _, err := iso.dispatch(goja.Undefined(), iso.handler, jsReq, iso.env, done); err != nil {
-		iso.reportException("uncaught exception in fetch handler", err)
-		answer(internalError())
-	}
-	return jsReq
-}
-
-// newJSRequest builds the incoming Request object of req.
-func (iso *isolate) newJSRequest(req *Request, href string) (goja.Value, error) {
-	vm := iso.vm
-	names := make([]string, 0, len(req.Header))
-	for k := range req.Header {
-		names = append(names, k)
-	}
-	sort.Strings(names)
-	flat := make([]any, 0, 2*len(names))
-	for _, k := range names {
-		lk := strings.ToLower(k)
-		for _, v := range req.Header[k] {
-			flat = append(flat, lk, v)
-		}
-	}
-	var body goja.Value = goja.Null()
-	if req.Body != nil {
-		body = vm.ToValue(vm.NewArrayBuffer(append([]byte(nil), req.Body...)))
-	}
-	method := req.Method
-	if method == "" {
-		method = http.MethodGet
-	}
-	return iso.makeRequest(goja.Undefined(), vm.ToValue(method), vm.ToValue(href), vm.NewArray(flat...), body)
-}
-
-// abortRequest fires request.signal of a request whose caller went away.
-func (iso *isolate) abortRequest(jsReq goja.Value) {
-	if jsReq == nil {
-		return
-	}
-	abort, ok := goja.AssertFunction(iso.internal.Get("abortRequest"))
-	if !ok {
-		return
-	}
-	if _, err := abort(goja.Undefined(), jsReq); err != nil {
-		iso.reportException("abort request", err)
-	}
-}
-
-// toResponse converts the prelude's serialized response
-// {status, statusText, headers: [k, v, ...], body: Uint8Array|null}.
-func (iso *isolate) toResponse(v goja.Value) (*Response, error) {
-	obj, ok := v.(*goja.Object)
-	if !ok {
-		return nil, errors.New("serialized response is not an object")
-	}
-	resp := &Response{
-		Status:     int(obj.Get("status").ToInteger()),
-		StatusText: obj.Get("statusText").String(),
-		Header:     make(http.Header),
-	}
-	if h, ok := obj.Get("headers").(*goja.Object); ok {
-		n := int(h.Get("length").ToInteger())
-		for i := 0; i+1 < n; i += 2 {
-			resp.Header.Add(h.Get(itoa(i)).String(), h.Get(itoa(i+1)).String())
-		}
-	}
-	if b := obj.Get("body"); b != nil && !goja.IsNull(b) && !goja.IsUndefined(b) {
-		var data []byte
-		if err := iso.vm.ExportTo(b, &data); err != nil {
-			return nil, fmt.Errorf("export response body: %w", err)
-		}
-		resp.Body = append([]byte(nil), data...)
-	} else {
-		resp.Body = []byte{}
-	}
-	return resp, nil
 }
 
 func internalError() *Response {

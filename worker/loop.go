@@ -128,6 +128,7 @@ func (iso *isolate) later(f func()) { iso.soon = append(iso.soon, f) }
 // (as in workerd); an interval that outlives every request would otherwise
 // tick forever.
 func (iso *isolate) afterTurn() {
+	iso.pollAwaited()
 	iso.reportRejections()
 	if len(iso.waiting) > 0 && len(iso.timers) == 0 && iso.background == 0 && len(iso.tasks) == 0 && len(iso.soon) == 0 {
 		// Nothing left can run: no timer, no Go work, no posted task. A

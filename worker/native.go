@@ -13,24 +13,18 @@ import (
 	"github.com/dop251/goja"
 )
 
-// installNatives fills the object the prelude receives as `native`: the
-// host functions the JavaScript Web APIs are built on. None of them is
-// reachable from user code directly.
-func (iso *isolate) installNatives(native *goja.Object) {
-	vm := iso.vm
-	set := func(name string, f func(goja.FunctionCall) goja.Value) {
-		if err := native.Set(name, f); err != nil {
-			panic(err) // a plain object never refuses a property
-		}
-	}
-	origin := time.Now()
-	set("now", func(goja.FunctionCall) goja.Value {
-		return vm.ToValue(float64(time.Since(origin).Microseconds()) / 1000)
+// registerCoreNatives registers the host functions of the object the
+// prelude receives as `native` (prelude.go instantiates them per isolate
+// on first use): what the JavaScript Web APIs are built on. None of them
+// is reachable from user code directly.
+func registerCoreNatives(set func(string, nativeFunc)) {
+	set("now", func(iso *isolate, _ goja.FunctionCall) goja.Value {
+		return iso.vm.ToValue(float64(time.Since(iso.origin).Microseconds()) / 1000)
 	})
-	set("timeOrigin", func(goja.FunctionCall) goja.Value {
-		return vm.ToValue(float64(origin.UnixMicro()) / 1000)
+	set("timeOrigin", func(iso *isolate, _ goja.FunctionCall) goja.Value {
+		return iso.vm.ToValue(float64(iso.origin.UnixMicro()) / 1000)
 	})
-	set("log", func(call goja.FunctionCall) goja.Value {
+	set("log", func(iso *isolate, call goja.FunctionCall) goja.Value {
 		level := slog.LevelInfo
 		switch call.Argument(0).String() {
 		case "debug":
@@ -43,27 +37,29 @@ func (iso *isolate) installNatives(native *goja.Object) {
 		iso.log.Log(context.Background(), level, call.Argument(1).String(), "source", "console")
 		return goja.Undefined()
 	})
-	set("setTimer", iso.setTimer)
-	set("clearTimer", iso.clearTimer)
+	set("setTimer", (*isolate).setTimer)
+	set("clearTimer", (*isolate).clearTimer)
 	// background(+1|-1) counts ctx.waitUntil promises still pending.
-	set("background", func(call goja.FunctionCall) goja.Value {
+	set("background", func(iso *isolate, call goja.FunctionCall) goja.Value {
 		iso.background += int(call.Argument(0).ToInteger())
 		return goja.Undefined()
 	})
-	set("detach", func(call goja.FunctionCall) goja.Value {
+	set("detach", func(iso *isolate, call goja.FunctionCall) goja.Value {
 		if ab, ok := call.Argument(0).Export().(goja.ArrayBuffer); ok {
 			ab.Detach()
 		}
 		return goja.Undefined()
 	})
-	set("isDetached", func(call goja.FunctionCall) goja.Value {
+	set("isDetached", func(iso *isolate, call goja.FunctionCall) goja.Value {
+		vm := iso.vm
 		ab, ok := call.Argument(0).Export().(goja.ArrayBuffer)
 		return vm.ToValue(ok && ab.Detached())
 	})
 	// parseFormData(contentType, bytes) -> [name, value, ...] where a file
 	// value is {filename, type, data}; null when the content type is not a
 	// form; a string describing the problem when the body is malformed.
-	set("parseFormData", func(call goja.FunctionCall) goja.Value {
+	set("parseFormData", func(iso *isolate, call goja.FunctionCall) goja.Value {
+		vm := iso.vm
 		mediaType, params, err := mime.ParseMediaType(call.Argument(0).String())
 		if err != nil {
 			return goja.Null()
@@ -82,16 +78,18 @@ func (iso *isolate) installNatives(native *goja.Object) {
 		}
 		return goja.Null()
 	})
-	iso.installTextNatives(set)
-	iso.installURLNatives(set)
-	iso.installCryptoNatives(set)
-	iso.installObjectNatives(set)
-	iso.installFetchNatives(set)
-	// serialize(value) -> ArrayBuffer in the wire format; deserialize(bytes).
-	set("serialize", func(call goja.FunctionCall) goja.Value {
-		return vm.ToValue(vm.NewArrayBuffer(iso.codec.serialize(call.Argument(0))))
+	// fulfilled(value, other) -> what value, a promise of the runtime's own
+	// that has been fulfilled already, was fulfilled with; other when value
+	// is anything else (not settled, rejected, or not such a promise).
+	set("fulfilled", func(iso *isolate, call goja.FunctionCall) goja.Value {
+		if p := iso.ownPromise(call.Argument(0)); p != nil && p.State() == goja.PromiseStateFulfilled {
+			return p.Result()
+		}
+		return call.Argument(1)
 	})
-	set("deserialize", func(call goja.FunctionCall) goja.Value {
+	// deserialize(bytes) -> the value in the wire format (an RPC's
+	// arguments; stub calls serialize theirs in Go, doCall).
+	set("deserialize", func(iso *isolate, call goja.FunctionCall) goja.Value {
 		return iso.codec.deserialize(iso.bytesArg(call.Argument(0)))
 	})
 }

@@ -35,47 +35,49 @@ func hashFor(name string) func() hash.Hash {
 	return nil
 }
 
-func (iso *isolate) installCryptoNatives(set func(string, func(goja.FunctionCall) goja.Value)) {
-	vm := iso.vm
-	buffer := func(b []byte) goja.Value { return vm.ToValue(vm.NewArrayBuffer(b)) }
+func registerCryptoNatives(set func(string, nativeFunc)) {
+	buffer := func(vm *goja.Runtime, b []byte) goja.Value { return vm.ToValue(vm.NewArrayBuffer(b)) }
 	// digest(name, bytes) -> ArrayBuffer, or null for an unknown algorithm.
-	set("digest", func(call goja.FunctionCall) goja.Value {
+	set("digest", func(iso *isolate, call goja.FunctionCall) goja.Value {
 		h := hashFor(call.Argument(0).String())
 		if h == nil {
 			return goja.Null()
 		}
 		d := h()
 		d.Write(iso.bytesArg(call.Argument(1)))
-		return buffer(d.Sum(nil))
+		return buffer(iso.vm, d.Sum(nil))
 	})
-	set("randomFill", func(call goja.FunctionCall) goja.Value {
+	set("randomFill", func(iso *isolate, call goja.FunctionCall) goja.Value {
 		_, _ = rand.Read(iso.bytesArg(call.Argument(0)))
 		return call.Argument(0)
 	})
-	set("randomBytes", func(call goja.FunctionCall) goja.Value {
+	set("randomBytes", func(iso *isolate, call goja.FunctionCall) goja.Value {
 		b := make([]byte, call.Argument(0).ToInteger())
 		_, _ = rand.Read(b)
-		return buffer(b)
+		return buffer(iso.vm, b)
 	})
-	set("randomUUID", func(call goja.FunctionCall) goja.Value {
+	set("randomUUID", func(iso *isolate, call goja.FunctionCall) goja.Value {
+		vm := iso.vm
 		return vm.ToValue(newUUID())
 	})
 	// hmac(hashName, key, data) -> ArrayBuffer
-	set("hmac", func(call goja.FunctionCall) goja.Value {
+	set("hmac", func(iso *isolate, call goja.FunctionCall) goja.Value {
 		h := hashFor(call.Argument(0).String())
 		if h == nil {
 			return goja.Null()
 		}
 		m := hmac.New(h, iso.bytesArg(call.Argument(1)))
 		m.Write(iso.bytesArg(call.Argument(2)))
-		return buffer(m.Sum(nil))
+		return buffer(iso.vm, m.Sum(nil))
 	})
-	set("timingSafeEqual", func(call goja.FunctionCall) goja.Value {
+	set("timingSafeEqual", func(iso *isolate, call goja.FunctionCall) goja.Value {
+		vm := iso.vm
 		return vm.ToValue(subtle.ConstantTimeCompare(iso.bytesArg(call.Argument(0)), iso.bytesArg(call.Argument(1))) == 1)
 	})
 	// aesGcm(encrypt, key, iv, data, additionalData, tagBytes) -> ArrayBuffer,
 	// or a string describing why the operation failed.
-	set("aesGcm", func(call goja.FunctionCall) goja.Value {
+	set("aesGcm", func(iso *isolate, call goja.FunctionCall) goja.Value {
+		vm := iso.vm
 		encrypt := call.Argument(0).ToBoolean()
 		key := iso.bytesArg(call.Argument(1))
 		iv := iso.bytesArg(call.Argument(2))
@@ -100,13 +102,13 @@ func (iso *isolate) installCryptoNatives(set func(string, func(goja.FunctionCall
 			return vm.ToValue(err.Error())
 		}
 		if encrypt {
-			return buffer(aead.Seal(nil, iv, data, aad))
+			return buffer(iso.vm, aead.Seal(nil, iv, data, aad))
 		}
 		out, err := aead.Open(nil, iv, data, aad)
 		if err != nil {
 			return vm.ToValue("Decryption failed. This could be due to a ciphertext authentication failure, bad padding, incorrect CryptoKey, or another algorithm-specific reason.")
 		}
-		return buffer(out)
+		return buffer(iso.vm, out)
 	})
 }
 

@@ -44,10 +44,10 @@ func init() {
 // maxFetchBody bounds a response body read into memory.
 const maxFetchBody = 100 << 20
 
-// installFetchNatives adds httpFetch(method, url, flatHeaders, body|null,
+// registerFetchNatives adds httpFetch(method, url, flatHeaders, body|null,
 // redirect) -> Promise<outcome>, the network side of fetch().
-func (iso *isolate) installFetchNatives(set func(string, func(goja.FunctionCall) goja.Value)) {
-	set("httpFetch", func(call goja.FunctionCall) goja.Value {
+func registerFetchNatives(set func(string, nativeFunc)) {
+	set("httpFetch", func(iso *isolate, call goja.FunctionCall) goja.Value {
 		method, url := call.Argument(0).String(), call.Argument(1).String()
 		header := http.Header{}
 		if h, ok := call.Argument(2).(*goja.Object); ok {

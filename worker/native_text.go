@@ -13,13 +13,14 @@ import (
 // TextEncoder/TextDecoder, atob/btoa and URLSearchParams. The JavaScript
 // wrappers in prelude/ own argument handling and the exact error messages.
 
-func (iso *isolate) installTextNatives(set func(string, func(goja.FunctionCall) goja.Value)) {
-	vm := iso.vm
-	set("utf8Encode", func(call goja.FunctionCall) goja.Value {
+func registerTextNatives(set func(string, nativeFunc)) {
+	set("utf8Encode", func(iso *isolate, call goja.FunctionCall) goja.Value {
+		vm := iso.vm
 		return vm.ToValue(vm.NewArrayBuffer([]byte(call.Argument(0).String())))
 	})
 	// utf8EncodeInto(string, Uint8Array) -> [read (UTF-16 units), written]
-	set("utf8EncodeInto", func(call goja.FunctionCall) goja.Value {
+	set("utf8EncodeInto", func(iso *isolate, call goja.FunctionCall) goja.Value {
+		vm := iso.vm
 		src := call.Argument(0).String()
 		dst := iso.bytesArg(call.Argument(1))
 		read, written := 0, 0
@@ -40,7 +41,8 @@ func (iso *isolate) installTextNatives(set func(string, func(goja.FunctionCall) 
 	})
 	// encodingName(label) -> canonical WHATWG name, or null when unknown or
 	// unsupported (the "replacement" encoding included, as in workerd).
-	set("encodingName", func(call goja.FunctionCall) goja.Value {
+	set("encodingName", func(iso *isolate, call goja.FunctionCall) goja.Value {
+		vm := iso.vm
 		name := canonicalEncoding(call.Argument(0).String())
 		if name == "" {
 			return goja.Null()
@@ -49,7 +51,8 @@ func (iso *isolate) installTextNatives(set func(string, func(goja.FunctionCall) 
 	})
 	// decode(name, bytes, fatal, stream) -> [text, consumed] or null on a
 	// fatal error.
-	set("decode", func(call goja.FunctionCall) goja.Value {
+	set("decode", func(iso *isolate, call goja.FunctionCall) goja.Value {
+		vm := iso.vm
 		name := call.Argument(0).String()
 		b := iso.bytesArg(call.Argument(1))
 		fatal := call.Argument(2).ToBoolean()
@@ -74,7 +77,8 @@ func (iso *isolate) installTextNatives(set func(string, func(goja.FunctionCall) 
 		}
 		return vm.NewArray(s, consumed)
 	})
-	set("btoa", func(call goja.FunctionCall) goja.Value {
+	set("btoa", func(iso *isolate, call goja.FunctionCall) goja.Value {
+		vm := iso.vm
 		s := call.Argument(0).String()
 		b := make([]byte, 0, len(s))
 		for _, r := range s {
@@ -85,17 +89,35 @@ func (iso *isolate) installTextNatives(set func(string, func(goja.FunctionCall) 
 		}
 		return vm.ToValue(base64.StdEncoding.EncodeToString(b))
 	})
-	set("atob", func(call goja.FunctionCall) goja.Value {
+	set("atob", func(iso *isolate, call goja.FunctionCall) goja.Value {
+		vm := iso.vm
 		b, ok := forgivingBase64(call.Argument(0).String())
 		if !ok {
 			return goja.Null()
 		}
 		return vm.ToValue(latin1String(b))
 	})
-	set("formParse", func(call goja.FunctionCall) goja.Value {
+	// headerValue(string) -> the value without leading and trailing
+	// whitespace (HTTP tab, LF, CR, space), or null when it holds NUL, CR
+	// or LF.
+	set("headerValue", func(iso *isolate, call goja.FunctionCall) goja.Value {
+		arg := call.Argument(0)
+		s := arg.String()
+		t := strings.Trim(s, "\t\n\r ")
+		if strings.ContainsAny(t, "\x00\r\n") {
+			return goja.Null()
+		}
+		if len(t) == len(s) {
+			return arg
+		}
+		return iso.vm.ToValue(t)
+	})
+	set("formParse", func(iso *isolate, call goja.FunctionCall) goja.Value {
+		vm := iso.vm
 		return vm.NewArray(parseForm(call.Argument(0).String())...)
 	})
-	set("formSerialize", func(call goja.FunctionCall) goja.Value {
+	set("formSerialize", func(iso *isolate, call goja.FunctionCall) goja.Value {
+		vm := iso.vm
 		obj, ok := call.Argument(0).(*goja.Object)
 		if !ok {
 			return vm.ToValue("")

@@ -1,6 +1,8 @@
 package worker
 
 import (
+	"sync"
+
 	"github.com/dop251/goja"
 	whatwg "github.com/nlnwa/whatwg-url/url"
 )
@@ -8,6 +10,9 @@ import (
 // URL parsing follows the WHATWG URL standard through
 // github.com/nlnwa/whatwg-url. The JavaScript URL class keeps only the
 // serialized parts; every change reparses, so no Go object outlives a call.
+
+// urlCacheSize bounds the parsed URLs an isolate remembers.
+const urlCacheSize = 16
 
 // urlParser keeps only options, so one serves every goroutine.
 var urlParser = whatwg.NewParser()
@@ -29,7 +34,7 @@ func parseURL(input string, base *string) *whatwg.Url {
 	return u
 }
 
-func (iso *isolate) installURLNatives(set func(string, func(goja.FunctionCall) goja.Value)) {
+func registerURLNatives(set func(string, nativeFunc)) {
 	parse := func(input string, base goja.Value) *whatwg.Url {
 		if base == nil || goja.IsUndefined(base) {
 			return parseURL(input, nil)
@@ -37,17 +42,33 @@ func (iso *isolate) installURLNatives(set func(string, func(goja.FunctionCall) g
 		b := base.String()
 		return parseURL(input, &b)
 	}
-	// urlParse(input, base?) -> parts or null
-	set("urlParse", func(call goja.FunctionCall) goja.Value {
-		u := parse(call.Argument(0).String(), call.Argument(1))
+	// urlParse(input, base?) -> parts or null. The parts of the last few
+	// inputs parsed without a base are remembered: the script cannot
+	// reach them (URL keeps them private) and never changes them.
+	set("urlParse", func(iso *isolate, call goja.FunctionCall) goja.Value {
+		input, base := call.Argument(0).String(), call.Argument(1)
+		cacheable := base == nil || goja.IsUndefined(base)
+		if cacheable {
+			if parts, ok := iso.urls[input]; ok {
+				return parts
+			}
+		}
+		u := parse(input, base)
 		if u == nil {
 			return goja.Null()
 		}
-		return iso.urlParts(u)
+		parts := iso.urlParts(u)
+		if cacheable {
+			if iso.urls == nil || len(iso.urls) >= urlCacheSize {
+				iso.urls = make(map[string]goja.Value, urlCacheSize)
+			}
+			iso.urls[input] = parts
+		}
+		return parts
 	})
 	// urlSet(href, component, value) -> parts (unchanged when the value is
 	// rejected, as URL setters never throw) or null for an invalid href.
-	set("urlSet", func(call goja.FunctionCall) goja.Value {
+	set("urlSet", func(iso *isolate, call goja.FunctionCall) goja.Value {
 		u := parse(call.Argument(0).String(), nil)
 		if u == nil {
 			return goja.Null()
@@ -75,6 +96,39 @@ func (iso *isolate) installURLNatives(set func(string, func(goja.FunctionCall) g
 		}
 		return iso.urlParts(u)
 	})
+}
+
+// hrefs remembers the serialization of (short) request URLs recently
+// seen: the same few come back on every request, and parsing is not free.
+var hrefs = struct {
+	sync.Mutex
+	m map[string]string
+}{m: map[string]string{}}
+
+// requestHref returns the WHATWG serialization of a request URL, or false
+// when it does not parse.
+func requestHref(raw string) (string, bool) {
+	hrefs.Lock()
+	href, ok := hrefs.m[raw]
+	hrefs.Unlock()
+	if ok {
+		return href, true
+	}
+	u := parseURL(raw, nil)
+	if u == nil {
+		return "", false
+	}
+	href = u.Href(false)
+	if len(raw) > 512 {
+		return href, true
+	}
+	hrefs.Lock()
+	if len(hrefs.m) >= 1024 {
+		clear(hrefs.m)
+	}
+	hrefs.m[raw] = href
+	hrefs.Unlock()
+	return href, true
 }
 
 func (iso *isolate) urlParts(u *whatwg.Url) goja.Value {

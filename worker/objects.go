@@ -217,11 +217,10 @@ func (o *Object) Fetch(ctx context.Context, req *Request) (*Response, error) {
 	if o.closing.Load() {
 		return nil, ErrObjectClosed
 	}
-	u := parseURL(req.URL, nil)
-	if u == nil {
+	href, ok := requestHref(req.URL)
+	if !ok {
 		return nil, fmt.Errorf("fetch: invalid request URL %q", req.URL)
 	}
-	href := u.Href(false)
 	name, named := ObjectName(ctx)
 	ch := make(chan fetchResult, 1)
 	var jsReq goja.Value // set and read on the loop
@@ -314,6 +313,11 @@ func (o *Object) startFetch(req *Request, href, name string, named bool, ch chan
 		ch <- fetchResult{resp: resp}
 	}
 	ev.fail = func(ex *Exception) { answer(exceptionResponse(ex)) }
+	if err := iso.fetchGlue(); err != nil {
+		iso.reportException("build request", err)
+		answer(internalError())
+		return nil
+	}
 	jsReq, err := iso.newJSRequest(req, href)
 	if err != nil {
 		iso.reportException("build request", err)
@@ -321,23 +325,19 @@ func (o *Object) startFetch(req *Request, href, name string, named bool, ch chan
 		return nil
 	}
 	ev.run = func() {
-		done := iso.vm.ToValue(func(call goja.FunctionCall) goja.Value {
-			if !call.Argument(0).ToBoolean() {
-				ex, stack := o.exception(call.Argument(1))
+		res, ok := o.invoke(ev, "exception in Durable Object fetch handler", "objectFetch", o.instance, jsReq)
+		if !ok {
+			return
+		}
+		iso.response(res, func(resp *Response, thrown goja.Value) {
+			if resp == nil {
+				ex, stack := o.thrownException(thrown)
 				o.logException("exception in Durable Object fetch handler", ex, stack)
 				ev.fail(ex)
-				return goja.Undefined()
-			}
-			resp, err := iso.toResponse(call.Argument(1))
-			if err != nil {
-				iso.log.Error("convert response", "error", err)
-				answer(internalError())
-				return goja.Undefined()
+				return
 			}
 			answer(resp)
-			return goja.Undefined()
 		})
-		o.invoke(ev, "objectFetch", o.instance, jsReq, done)
 	}
 	o.admit(ev, name, named)
 	return jsReq
@@ -352,36 +352,63 @@ func (o *Object) startCall(method string, args []byte, name string, named bool, 
 		}
 	}
 	ev.run = func() {
-		done := iso.vm.ToValue(func(call goja.FunctionCall) goja.Value {
-			if !call.Argument(0).ToBoolean() {
-				ex, stack := o.exception(call.Argument(1))
-				o.logException("exception in Durable Object method "+method, ex, stack)
-				ev.fail(ex)
-				return goja.Undefined()
+		what := "exception in Durable Object method " + method
+		res, ok := o.invoke(ev, what, "objectCall", o.instance, iso.vm.ToValue(method), iso.vm.ToValue(iso.vm.NewArrayBuffer(args)))
+		if !ok {
+			return
+		}
+		iso.await(res, func(ok bool, v goja.Value) {
+			var data []byte
+			if ok {
+				if ex := iso.vm.Try(func() { data = iso.codec.serialize(v) }); ex != nil {
+					ok, v = false, ex.Value()
+				}
 			}
-			data := append([]byte(nil), iso.bytesArg(call.Argument(1))...)
+			if !ok {
+				ex, stack := o.thrownException(v)
+				o.logException(what, ex, stack)
+				ev.fail(ex)
+				return
+			}
 			if finish() {
 				ch <- callResult{data: data}
 			}
-			return goja.Undefined()
 		})
-		o.invoke(ev, "objectCall", o.instance, iso.vm.ToValue(method), iso.vm.ToValue(iso.vm.NewArrayBuffer(args)), done)
 	}
 	o.admit(ev, name, named)
 }
 
-// invoke calls internal[fn](args...); a throw that escapes (it should
-// not: the helpers report through done) fails the event.
-func (o *Object) invoke(ev *objEvent, fn string, args ...goja.Value) {
+// invoke calls internal[fn](args...) and returns its result. When it
+// throws it fails the event (logging what the script threw) and reports
+// false.
+func (o *Object) invoke(ev *objEvent, what, fn string, args ...goja.Value) (goja.Value, bool) {
 	f, ok := goja.AssertFunction(o.iso.internal.Get(fn))
 	if !ok {
 		ev.fail(&Exception{Name: "Error", Message: "celld: prelude lacks " + fn})
-		return
+		return nil, false
 	}
-	if _, err := f(goja.Undefined(), args...); err != nil {
-		ex, _ := o.errException(err)
+	res, err := f(goja.Undefined(), args...)
+	if err != nil {
+		ex, stack := o.errException(err)
+		var jsEx *goja.Exception
+		if errors.As(err, &jsEx) {
+			o.logException(what, ex, stack)
+		}
 		ev.fail(ex)
+		return nil, false
 	}
+	return res, true
+}
+
+// thrownException is the exception, as the caller sees it, of a value the
+// object's code threw (or a promise of it rejected with).
+func (o *Object) thrownException(v goja.Value) (*Exception, string) {
+	if tunnel, ok := goja.AssertFunction(o.iso.internal.Get("tunnel")); ok {
+		if t, err := tunnel(goja.Undefined(), v); err == nil {
+			return o.exception(t)
+		}
+	}
+	return &Exception{Name: "Error", Message: describeValue(v)}, ""
 }
 
 // admit constructs the object if needed, then runs the event or, while

@@ -178,44 +178,68 @@ func exceptionResponse(ex *Exception) *Response {
 // racing with a call stays invisible to the script.
 const deliveryAttempts = 3
 
-// installObjectNatives adds the natives behind namespace bindings.
-func (iso *isolate) installObjectNatives(set func(string, func(goja.FunctionCall) goja.Value)) {
-	vm := iso.vm
-	set("doIdFromName", func(call goja.FunctionCall) goja.Value {
-		return vm.ToValue(ObjectIDFromName(call.Argument(0).String(), call.Argument(1).String()))
+// registerObjectNatives adds the natives behind namespace bindings.
+func registerObjectNatives(set func(string, nativeFunc)) {
+	// doIdFromName(class, name) -> id; the ids of the last few names are
+	// remembered per class (two SHA-256 sums each).
+	set("doIdFromName", func(iso *isolate, call goja.FunctionCall) goja.Value {
+		class, name := call.Argument(0).String(), call.Argument(1).String()
+		ids := iso.ids[class]
+		if id, ok := ids[name]; ok {
+			return id
+		}
+		id := iso.vm.ToValue(ObjectIDFromName(class, name))
+		if len(name) <= 256 {
+			if ids == nil || len(ids) >= 64 {
+				ids = make(map[string]goja.Value)
+				if iso.ids == nil {
+					iso.ids = make(map[string]map[string]goja.Value)
+				}
+				iso.ids[class] = ids
+			}
+			ids[name] = id
+		}
+		return id
 	})
-	set("doNewUniqueId", func(call goja.FunctionCall) goja.Value {
+	set("doNewUniqueId", func(iso *isolate, call goja.FunctionCall) goja.Value {
+		vm := iso.vm
 		return vm.ToValue(NewUniqueObjectID(call.Argument(0).String()))
 	})
-	set("doIdValid", func(call goja.FunctionCall) goja.Value {
+	set("doIdValid", func(iso *isolate, call goja.FunctionCall) goja.Value {
+		vm := iso.vm
 		return vm.ToValue(ValidObjectID(call.Argument(0).String(), call.Argument(1).String()))
 	})
-	// doCall(class, id, name|null, method, args: Uint8Array) -> Promise<outcome>
-	set("doCall", func(call goja.FunctionCall) goja.Value {
+	// doCall(class, id, name|null, method, args: array) -> a promise of
+	// the method's result, rejected with the error it threw (rebuilt by
+	// internal.rebuild) or with an Error saying the call failed. It throws
+	// DataCloneError when args cannot be serialized.
+	set("doCall", func(iso *isolate, call goja.FunctionCall) goja.Value {
 		class, id := call.Argument(0).String(), call.Argument(1).String()
 		ctx := iso.eventContext(call.Argument(2))
 		method := call.Argument(3).String()
-		args := append([]byte(nil), iso.bytesArg(call.Argument(4))...)
-		host := &Host{iso: iso}
-		return host.Async(func() func(*goja.Runtime) (goja.Value, error) {
+		args := iso.codec.serialize(call.Argument(4))
+		return iso.spawn(func() func(resolve, reject func(goja.Value)) {
 			var res []byte
 			err := iso.deliver(ctx, class, id, func(h ObjectHandle) (err error) {
 				res, err = h.Call(ctx, method, args)
 				return err
 			})
-			return func(vm *goja.Runtime) (goja.Value, error) {
+			return func(resolve, reject func(goja.Value)) {
 				if err != nil {
-					return iso.failedOutcome(err), nil
+					reject(iso.rebuild(err))
+					return
 				}
-				out := vm.NewObject()
-				_ = out.Set("ok", true)
-				_ = out.Set("value", vm.NewArrayBuffer(res))
-				return out, nil
+				var v goja.Value
+				if ex := iso.vm.Try(func() { v = iso.codec.deserialize(res) }); ex != nil {
+					reject(ex.Value())
+					return
+				}
+				resolve(v)
 			}
 		})
 	})
 	// doFetch(class, id, name|null, method, url, flatHeaders, body|null) -> Promise<outcome>
-	set("doFetch", func(call goja.FunctionCall) goja.Value {
+	set("doFetch", func(iso *isolate, call goja.FunctionCall) goja.Value {
 		class, id := call.Argument(0).String(), call.Argument(1).String()
 		ctx := iso.eventContext(call.Argument(2))
 		req := &Request{Method: call.Argument(3).String(), URL: call.Argument(4).String(), Header: http.Header{}}
@@ -279,6 +303,19 @@ func (iso *isolate) deliver(ctx context.Context, class, id string, send func(Obj
 		}
 	}
 	return err
+}
+
+// rebuild is the error a failed call rejects with: the exception the
+// object threw, rebuilt (internal.rebuild), or an Error saying why the
+// call failed.
+func (iso *isolate) rebuild(err error) goja.Value {
+	out := iso.failedOutcome(err)
+	if rebuild, ok := goja.AssertFunction(iso.internal.Get("rebuild")); ok {
+		if v, rerr := rebuild(goja.Undefined(), out); rerr == nil {
+			return v
+		}
+	}
+	return iso.vm.NewGoError(err)
 }
 
 // failedOutcome is {ok: false, exception: {...}} for an exception the

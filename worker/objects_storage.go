@@ -35,53 +35,100 @@ func (iso *isolate) jsError(err error) goja.Value {
 	return vm.NewGoError(err)
 }
 
-// storageNatives builds the object the prelude's storage classes call.
-// Values cross as JavaScript values; the wire format is applied here.
+// storageFunc is a function of the storage object (see
+// registerStorageNatives).
+type storageFunc func(o *Object, call goja.FunctionCall) goja.Value
+
+var storageFuncs = func() map[string]storageFunc {
+	m := map[string]storageFunc{}
+	registerStorageNatives(func(name string, f storageFunc) { m[name] = f })
+	return m
+}()
+
+// storageNatives builds the object the prelude's storage classes call: an
+// empty object whose prototype instantiates each function on first use.
 func (o *Object) storageNatives() *goja.Object {
 	vm := o.iso.vm
-	db := o.db
 	s := vm.NewObject()
-	set := func(name string, f func(goja.FunctionCall) goja.Value) {
-		if err := s.Set(name, f); err != nil {
-			panic(err) // a plain object never refuses a property
-		}
+	if err := s.SetPrototype(vm.NewDynamicObject(storageResolver{o, s})); err != nil {
+		panic(err) // a plain object takes any prototype
 	}
-	throw := func(err error) { panic(o.iso.jsError(err)) }
-	codec := o.iso.codec
-	// pairs is [key, value, ...] with the values decoded.
-	pairs := func(kvs []cell.KV) goja.Value {
-		flat := make([]any, 0, 2*len(kvs))
-		for _, kv := range kvs {
-			flat = append(flat, kv.Key, codec.deserialize(kv.Value))
-		}
-		return vm.NewArray(flat...)
-	}
+	return s
+}
 
-	set("get", func(call goja.FunctionCall) goja.Value {
+type storageResolver struct {
+	o *Object
+	s *goja.Object
+}
+
+func (r storageResolver) Has(key string) bool { return storageFuncs[key] != nil }
+
+func (r storageResolver) Get(key string) goja.Value {
+	f := storageFuncs[key]
+	if f == nil {
+		return nil
+	}
+	o := r.o
+	fn := o.iso.vm.ToValue(func(call goja.FunctionCall) goja.Value { return f(o, call) })
+	if err := r.s.Set(key, fn); err != nil {
+		panic(err)
+	}
+	return fn
+}
+
+func (r storageResolver) Set(string, goja.Value) bool { return false }
+func (r storageResolver) Delete(string) bool          { return true }
+func (r storageResolver) Keys() []string              { return nil }
+
+// throw throws err as the JavaScript error it names.
+func (o *Object) throw(err error) { panic(o.iso.jsError(err)) }
+
+// pairs is [key, value, ...] with the values decoded.
+func (o *Object) pairs(kvs []cell.KV) goja.Value {
+	flat := make([]any, 0, 2*len(kvs))
+	for _, kv := range kvs {
+		flat = append(flat, kv.Key, o.iso.codec.deserialize(kv.Value))
+	}
+	return o.iso.vm.NewArray(flat...)
+}
+
+// registerStorageNatives registers the functions of the object the
+// prelude's storage classes call (an object's isolate instantiates each on
+// first use, like natives). Values cross as JavaScript values; the wire
+// format is applied here.
+func registerStorageNatives(set func(string, storageFunc)) {
+	set("get", func(o *Object, call goja.FunctionCall) goja.Value {
+		db := o.db
+		codec := o.iso.codec
 		v, ok, err := db.Get(call.Argument(0).String())
 		if err != nil {
-			throw(err)
+			o.throw(err)
 		}
 		if !ok {
 			return goja.Undefined()
 		}
 		return codec.deserialize(v)
 	})
-	set("getMulti", func(call goja.FunctionCall) goja.Value {
+	set("getMulti", func(o *Object, call goja.FunctionCall) goja.Value {
+		db := o.db
 		kvs, err := db.GetMulti(o.strings(call.Argument(0)))
 		if err != nil {
-			throw(err)
+			o.throw(err)
 		}
-		return pairs(kvs)
+		return o.pairs(kvs)
 	})
-	set("put", func(call goja.FunctionCall) goja.Value {
+	set("put", func(o *Object, call goja.FunctionCall) goja.Value {
+		db := o.db
+		codec := o.iso.codec
 		key := call.Argument(0).String()
 		if err := db.Put(key, codec.serialize(call.Argument(1))); err != nil {
-			throw(err)
+			o.throw(err)
 		}
 		return goja.Undefined()
 	})
-	set("putMulti", func(call goja.FunctionCall) goja.Value {
+	set("putMulti", func(o *Object, call goja.FunctionCall) goja.Value {
+		db := o.db
+		codec := o.iso.codec
 		flat, _ := call.Argument(0).(*goja.Object)
 		var kvs []cell.KV
 		if flat != nil {
@@ -92,26 +139,31 @@ func (o *Object) storageNatives() *goja.Object {
 			}
 		}
 		if err := db.PutMulti(kvs); err != nil {
-			throw(err)
+			o.throw(err)
 		}
 		return goja.Undefined()
 	})
-	set("delete", func(call goja.FunctionCall) goja.Value {
+	set("delete", func(o *Object, call goja.FunctionCall) goja.Value {
+		vm := o.iso.vm
+		db := o.db
 		ok, err := db.Delete(call.Argument(0).String())
 		if err != nil {
-			throw(err)
+			o.throw(err)
 		}
 		return vm.ToValue(ok)
 	})
-	set("deleteMulti", func(call goja.FunctionCall) goja.Value {
+	set("deleteMulti", func(o *Object, call goja.FunctionCall) goja.Value {
+		vm := o.iso.vm
+		db := o.db
 		n, err := db.DeleteMulti(o.strings(call.Argument(0)))
 		if err != nil {
-			throw(err)
+			o.throw(err)
 		}
 		return vm.ToValue(n)
 	})
 	// list(start, startAfter, end, prefix, limit, reverse); null = absent.
-	set("list", func(call goja.FunctionCall) goja.Value {
+	set("list", func(o *Object, call goja.FunctionCall) goja.Value {
+		db := o.db
 		opt := cell.ListOptions{
 			Start:      optString(call.Argument(0)),
 			StartAfter: optString(call.Argument(1)),
@@ -134,36 +186,41 @@ func (o *Object) storageNatives() *goja.Object {
 		}
 		kvs, err := db.List(opt)
 		if err != nil {
-			throw(err)
+			o.throw(err)
 		}
-		return pairs(kvs)
+		return o.pairs(kvs)
 	})
-	set("deleteAll", func(goja.FunctionCall) goja.Value {
+	set("deleteAll", func(o *Object, _ goja.FunctionCall) goja.Value {
+		db := o.db
 		if err := db.DeleteAll(); err != nil {
-			throw(err)
+			o.throw(err)
 		}
 		return goja.Undefined()
 	})
-	set("sync", func(goja.FunctionCall) goja.Value {
+	set("sync", func(o *Object, _ goja.FunctionCall) goja.Value {
+		db := o.db
 		if err := db.Sync(); err != nil {
-			throw(err)
+			o.throw(err)
 		}
 		return goja.Undefined()
 	})
-	set("txnBegin", func(goja.FunctionCall) goja.Value {
+	set("txnBegin", func(o *Object, _ goja.FunctionCall) goja.Value {
+		vm := o.iso.vm
 		h, err := o.txnBegin()
 		if err != nil {
-			throw(err)
+			o.throw(err)
 		}
 		return vm.ToValue(h)
 	})
-	set("txnEnd", func(call goja.FunctionCall) goja.Value {
+	set("txnEnd", func(o *Object, call goja.FunctionCall) goja.Value {
 		if err := o.txnEnd(int(call.Argument(0).ToInteger()), call.Argument(1).ToBoolean()); err != nil {
-			throw(err)
+			o.throw(err)
 		}
 		return goja.Undefined()
 	})
-	set("txnSync", func(call goja.FunctionCall) goja.Value {
+	set("txnSync", func(o *Object, call goja.FunctionCall) goja.Value {
+		vm := o.iso.vm
+		db := o.db
 		fn, ok := goja.AssertFunction(call.Argument(0))
 		if !ok {
 			panic(vm.NewTypeError("transactionSync() requires a function"))
@@ -185,11 +242,12 @@ func (o *Object) storageNatives() *goja.Object {
 			if errors.As(err, &intr) {
 				panic(intr)
 			}
-			throw(err)
+			o.throw(err)
 		}
 		return result
 	})
-	set("exec", func(call goja.FunctionCall) goja.Value {
+	set("exec", func(o *Object, call goja.FunctionCall) goja.Value {
+		db := o.db
 		var args []any
 		if a, ok := call.Argument(1).(*goja.Object); ok {
 			n := int(a.Get("length").ToInteger())
@@ -200,19 +258,21 @@ func (o *Object) storageNatives() *goja.Object {
 		}
 		cur, err := db.Exec(call.Argument(0).String(), args...)
 		if err != nil {
-			throw(err)
+			o.throw(err)
 		}
 		return o.cursorObject(cur)
 	})
-	set("databaseSize", func(goja.FunctionCall) goja.Value {
+	set("databaseSize", func(o *Object, _ goja.FunctionCall) goja.Value {
+		vm := o.iso.vm
+		db := o.db
 		n, err := db.DatabaseSize()
 		if err != nil {
-			throw(err)
+			o.throw(err)
 		}
 		return vm.ToValue(n)
 	})
 	// gate(+1) / gate(-1, ok, tunneledError): blockConcurrencyWhile.
-	set("gate", func(call goja.FunctionCall) goja.Value {
+	set("gate", func(o *Object, call goja.FunctionCall) goja.Value {
 		if call.Argument(0).ToInteger() > 0 {
 			o.gate++
 			o.iso.background++
@@ -227,12 +287,11 @@ func (o *Object) storageNatives() *goja.Object {
 		o.drain()
 		return goja.Undefined()
 	})
-	set("abort", func(call goja.FunctionCall) goja.Value {
+	set("abort", func(o *Object, call goja.FunctionCall) goja.Value {
 		ex, _ := o.exception(call.Argument(0))
 		o.reset(ex)
 		return goja.Undefined()
 	})
-	return s
 }
 
 func optString(v goja.Value) *string {

@@ -98,7 +98,7 @@ type Runtime struct {
 	script   *Script
 	cfg      Config
 	log      *slog.Logger
-	prelude  []preludeProgram
+	prelude  *preludeSet
 	varsJSON []byte
 	isolates []*isolate
 	next     atomic.Uint64
@@ -215,8 +215,8 @@ func (r *Runtime) Fetch(ctx context.Context, req *Request) (*Response, error) {
 	if r.closed.Load() {
 		return nil, ErrClosed
 	}
-	u := parseURL(req.URL, nil)
-	if u == nil {
+	href, ok := requestHref(req.URL)
+	if !ok {
 		return nil, fmt.Errorf("fetch: invalid request URL %q", req.URL)
 	}
 	if req.Header == nil {
@@ -227,7 +227,6 @@ func (r *Runtime) Fetch(ctx context.Context, req *Request) (*Response, error) {
 	r.load[i].Add(1)
 	defer r.load[i].Add(-1)
 	ch := make(chan fetchResult, 1)
-	href := u.Href(false)
 	var jsReq goja.Value // set on the loop, read only there
 	if !iso.post(func() { jsReq = iso.startFetch(req, href, ch) }) {
 		return nil, ErrClosed

@@ -14,25 +14,33 @@ import (
 // loop in the interpreter. Both directions run on the loop, inside a call
 // from JavaScript, so they throw by panicking with a JavaScript value.
 
-// jsCodec holds what the codec needs from one isolate, captured after the
-// prelude and before the script runs (so a script that replaces a global
-// cannot change what a stored value means).
+// jsCodec holds what the codec needs from one isolate. The built-ins the
+// prelude's first file has already touched (Array, Map, Promise, Error,
+// %TypedArray%) are captured when the isolate starts, before the script
+// runs, so a script that replaces one of those globals cannot change what
+// a stored value means. Everything else is looked up the first time a
+// value needs it, so an isolate that only ever stores numbers and strings
+// does not instantiate Set, RegExp, the typed arrays or the prelude's
+// stream and Blob classes: the prelude's own classes come from what the
+// prelude exposed (isolate.original: a class that was never defined has
+// no instances), other built-ins from the global object at that moment.
 type jsCodec struct {
-	vm          *goja.Runtime
-	typedArray  *goja.Object // %TypedArray%
+	iso        *isolate
+	vm         *goja.Runtime
+	objProto   *goja.Object // %Object.prototype%
+	typedArray *goja.Object // %TypedArray%
+	arrayCtor  *goja.Object
+	mapCtor    *goja.Object
+	promise    *goja.Object
+	mapSet     goja.Callable
+
+	// looked up on first use
+	setCtor     *goja.Object
+	setAdd      goja.Callable
 	views       []*goja.Object
 	viewProtos  []*goja.Object
-	arrayCtor   *goja.Object
-	mapCtor     *goja.Object
-	setCtor     *goja.Object
-	dateCtor    *goja.Object
-	regexpCtor  *goja.Object
-	blob, file  *goja.Object
-	domEx       *goja.Object
-	errors      map[string]*goja.Object
-	refused     []*goja.Object // instances that never clone
-	mapSet      goja.Callable
-	setAdd      goja.Callable
+	builtins    map[string]*goja.Object // Date, RegExp, WeakMap, ... and the standard errors
+	helpers     bool
 	mapEntries  goja.Callable
 	setValues   goja.Callable
 	dateTime    goja.Callable
@@ -44,67 +52,100 @@ type jsCodec struct {
 	detached    goja.Callable
 }
 
-func newJSCodec(vm *goja.Runtime, internal *goja.Object) (*jsCodec, error) {
-	c := &jsCodec{vm: vm, errors: map[string]*goja.Object{}}
-	ctor := func(name string) (*goja.Object, error) {
-		o, ok := vm.Get(name).(*goja.Object)
-		if !ok {
-			return nil, errors.New("wire: global " + name + " missing")
-		}
-		return o, nil
-	}
+func newJSCodec(iso *isolate) (*jsCodec, error) {
+	vm := iso.vm
+	c := &jsCodec{iso: iso, vm: vm, objProto: vm.NewObject().Prototype()}
 	var err error
 	for _, p := range []struct {
 		dst  **goja.Object
 		name string
-	}{
-		{&c.arrayCtor, "Array"}, {&c.mapCtor, "Map"}, {&c.setCtor, "Set"}, {&c.dateCtor, "Date"},
-		{&c.regexpCtor, "RegExp"}, {&c.blob, "Blob"}, {&c.file, "File"}, {&c.domEx, "DOMException"},
-	} {
-		if *p.dst, err = ctor(p.name); err != nil {
+	}{{&c.arrayCtor, "Array"}, {&c.mapCtor, "Map"}, {&c.promise, "Promise"}} {
+		if *p.dst, err = globalObject(vm, p.name); err != nil {
 			return nil, err
 		}
 	}
-	for _, name := range viewKinds {
-		v, err := ctor(name)
-		if err != nil {
-			return nil, err
-		}
-		c.views = append(c.views, v)
-		proto, _ := v.Get("prototype").(*goja.Object)
-		c.viewProtos = append(c.viewProtos, proto)
-	}
-	c.typedArray = c.views[0].Prototype() // Object.getPrototypeOf(Int8Array)
-	for name := range standardErrors {
-		if c.errors[name], err = ctor(name); err != nil {
-			return nil, err
-		}
-	}
-	for _, name := range []string{"Promise", "WeakMap", "WeakSet", "ReadableStream", "WritableStream", "Request", "Response", "Headers"} {
-		o, err := ctor(name)
-		if err != nil {
-			return nil, err
-		}
-		c.refused = append(c.refused, o)
-	}
-	method := func(o *goja.Object, name string) (goja.Callable, error) {
-		proto, _ := o.Get("prototype").(*goja.Object)
-		if proto != nil {
-			if f, ok := goja.AssertFunction(proto.Get(name)); ok {
-				return f, nil
-			}
-		}
-		return nil, errors.New("wire: method " + name + " missing")
-	}
-	if c.mapSet, err = method(c.mapCtor, "set"); err != nil {
+	u8, err := globalObject(vm, "Uint8Array")
+	if err != nil {
 		return nil, err
 	}
-	if c.setAdd, err = method(c.setCtor, "add"); err != nil {
+	c.typedArray = u8.Prototype() // Object.getPrototypeOf(Uint8Array)
+	if c.mapSet, err = protoMethod(c.mapCtor, "set"); err != nil {
 		return nil, err
 	}
-	helpers, _ := internal.Get("wire").(*goja.Object)
+	c.builtins = map[string]*goja.Object{"Array": c.arrayCtor, "Map": c.mapCtor, "Promise": c.promise}
+	if c.builtins["Error"], err = globalObject(vm, "Error"); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+func globalObject(vm *goja.Runtime, name string) (*goja.Object, error) {
+	o, ok := vm.Get(name).(*goja.Object)
+	if !ok {
+		return nil, errors.New("wire: global " + name + " missing")
+	}
+	return o, nil
+}
+
+func protoMethod(o *goja.Object, name string) (goja.Callable, error) {
+	proto, _ := o.Get("prototype").(*goja.Object)
+	if proto != nil {
+		if f, ok := goja.AssertFunction(proto.Get(name)); ok {
+			return f, nil
+		}
+	}
+	return nil, errors.New("wire: method " + name + " missing")
+}
+
+// must panics with err (thrown into the script as an error) unless nil.
+func must[T any](v T, err error) T {
+	if err != nil {
+		panic(err)
+	}
+	return v
+}
+
+// builtin returns the global constructor name, looked up once.
+func (c *jsCodec) builtin(name string) *goja.Object {
+	if o := c.builtins[name]; o != nil {
+		return o
+	}
+	o := must(globalObject(c.vm, name))
+	c.builtins[name] = o
+	return o
+}
+
+func (c *jsCodec) set() (*goja.Object, goja.Callable) {
+	if c.setCtor == nil {
+		ctor := c.builtin("Set")
+		c.setAdd = must(protoMethod(ctor, "add"))
+		c.setCtor = ctor
+	}
+	return c.setCtor, c.setAdd
+}
+
+// viewCtors returns the typed array constructors and DataView, in
+// viewKinds order, with their prototypes.
+func (c *jsCodec) viewCtors() ([]*goja.Object, []*goja.Object) {
+	if c.views == nil {
+		for _, name := range viewKinds {
+			v := c.builtin(name)
+			proto, _ := v.Get("prototype").(*goja.Object)
+			c.views = append(c.views, v)
+			c.viewProtos = append(c.viewProtos, proto)
+		}
+	}
+	return c.views, c.viewProtos
+}
+
+// wire returns the prelude's helpers (72_wire.js), loading them once.
+func (c *jsCodec) wire() *jsCodec {
+	if c.helpers {
+		return c
+	}
+	helpers, _ := c.iso.internal.Get("wire").(*goja.Object)
 	if helpers == nil {
-		return nil, errors.New("wire: prelude helpers missing")
+		panic(errors.New("wire: prelude helpers missing"))
 	}
 	for _, h := range []struct {
 		dst  *goja.Callable
@@ -116,12 +157,17 @@ func newJSCodec(vm *goja.Runtime, internal *goja.Object) (*jsCodec, error) {
 	} {
 		f, ok := goja.AssertFunction(helpers.Get(h.name))
 		if !ok {
-			return nil, errors.New("wire: helper " + h.name + " missing")
+			panic(errors.New("wire: helper " + h.name + " missing"))
 		}
 		*h.dst = f
 	}
-	return c, nil
+	c.helpers = true
+	return c
 }
+
+// refused lists the constructors whose instances never clone.
+var refusedBuiltins = []string{"Promise", "WeakMap", "WeakSet"}
+var refusedPrelude = []string{"ReadableStream", "WritableStream", "Request", "Response", "Headers"}
 
 // call runs a helper; a JavaScript exception propagates as one.
 func (c *jsCodec) call(f goja.Callable, args ...goja.Value) goja.Value {
@@ -134,7 +180,7 @@ func (c *jsCodec) call(f goja.Callable, args ...goja.Value) goja.Value {
 
 // throwUncloneable throws the DataCloneError for v.
 func (c *jsCodec) throwUncloneable(v goja.Value) {
-	panic(c.vm.ToValue(c.call(c.uncloneable, v)))
+	panic(c.vm.ToValue(c.call(c.wire().uncloneable, v)))
 }
 
 // serialize encodes a JavaScript value in the wire format.
@@ -202,7 +248,7 @@ func (e *jsEncoder) value(v goja.Value) {
 	case typeArrayBuffer:
 		ab := obj.Export().(goja.ArrayBuffer)
 		if ab.Detached() {
-			panic(c.call(c.detached))
+			panic(c.call(c.wire().detached))
 		}
 		e.seen[obj] = uint64(len(e.seen))
 		e.w.buf = append(e.w.buf, 'B')
@@ -228,7 +274,7 @@ func (e *jsEncoder) value(v goja.Value) {
 		return
 	case "Date":
 		e.w.buf = append(e.w.buf, 'D')
-		e.w.f64(c.call(c.dateTime, obj).ToFloat())
+		e.w.f64(c.call(c.wire().dateTime, obj).ToFloat())
 		return
 	case "RegExp":
 		e.w.buf = append(e.w.buf, 'R')
@@ -237,7 +283,7 @@ func (e *jsEncoder) value(v goja.Value) {
 		return
 	case "Boolean", "Number", "String":
 		e.w.buf = append(e.w.buf, 'w')
-		e.value(c.call(c.unwrap, obj))
+		e.value(c.call(c.wire().unwrap, obj))
 		return
 	case "Error":
 		e.jsError(obj)
@@ -248,49 +294,10 @@ func (e *jsEncoder) value(v goja.Value) {
 		_ = e.w.value(obj.Export().(*big.Int))
 		return
 	}
-	vm := c.vm
-	if vm.InstanceOf(obj, c.typedArray) || vm.InstanceOf(obj, c.views[len(c.views)-1]) {
-		e.view(obj)
+	// An object whose prototype is Object.prototype (or null) is an
+	// instance of none of the classes below: skip looking them up.
+	if proto := obj.Prototype(); proto != nil && proto != c.objProto && e.classed(obj) {
 		return
-	}
-	switch {
-	case vm.InstanceOf(obj, c.mapCtor):
-		flat := c.call(c.mapEntries, obj).(*goja.Object)
-		n := flat.Get("length").ToInteger()
-		e.w.buf = append(e.w.buf, 'M')
-		e.w.varint(uint64(n / 2))
-		for i := int64(0); i < n; i++ {
-			e.value(flat.Get(strconv.FormatInt(i, 10)))
-		}
-		return
-	case vm.InstanceOf(obj, c.setCtor):
-		vals := c.call(c.setValues, obj).(*goja.Object)
-		n := vals.Get("length").ToInteger()
-		e.w.buf = append(e.w.buf, 'S')
-		e.w.varint(uint64(n))
-		for i := int64(0); i < n; i++ {
-			e.value(vals.Get(strconv.FormatInt(i, 10)))
-		}
-		return
-	case vm.InstanceOf(obj, c.blob):
-		var data []byte
-		_ = vm.ExportTo(c.call(c.blobBytes, obj), &data)
-		if vm.InstanceOf(obj, c.file) {
-			e.w.buf = append(e.w.buf, 'f')
-			e.w.str(obj.Get("name").String())
-			e.w.str(obj.Get("type").String())
-			e.w.f64(obj.Get("lastModified").ToFloat())
-		} else {
-			e.w.buf = append(e.w.buf, 'L')
-			e.w.str(obj.Get("type").String())
-		}
-		e.w.bytes(data)
-		return
-	}
-	for _, r := range c.refused {
-		if vm.InstanceOf(obj, r) {
-			c.throwUncloneable(v)
-		}
 	}
 	if tag := obj.GetSymbol(goja.SymToStringTag); tag != nil && goja.IsString(tag) && tag.String() != "Object" {
 		c.throwUncloneable(v)
@@ -306,18 +313,77 @@ func (e *jsEncoder) value(v goja.Value) {
 	}
 }
 
+// classed writes obj if it is an instance of a class the format knows
+// (a view, Map, Set, Blob or File) and throws if it is one that never
+// clones; it reports whether it wrote obj.
+func (e *jsEncoder) classed(obj *goja.Object) bool {
+	c := e.c
+	vm := c.vm
+	if vm.InstanceOf(obj, c.typedArray) || vm.InstanceOf(obj, c.builtin("DataView")) {
+		e.view(obj)
+		return true
+	}
+	if vm.InstanceOf(obj, c.mapCtor) {
+		flat := c.call(c.wire().mapEntries, obj).(*goja.Object)
+		n := flat.Get("length").ToInteger()
+		e.w.buf = append(e.w.buf, 'M')
+		e.w.varint(uint64(n / 2))
+		for i := int64(0); i < n; i++ {
+			e.value(flat.Get(strconv.FormatInt(i, 10)))
+		}
+		return true
+	}
+	if set, _ := c.set(); vm.InstanceOf(obj, set) {
+		vals := c.call(c.wire().setValues, obj).(*goja.Object)
+		n := vals.Get("length").ToInteger()
+		e.w.buf = append(e.w.buf, 'S')
+		e.w.varint(uint64(n))
+		for i := int64(0); i < n; i++ {
+			e.value(vals.Get(strconv.FormatInt(i, 10)))
+		}
+		return true
+	}
+	if blob := c.iso.original("Blob"); blob != nil && vm.InstanceOf(obj, blob) {
+		var data []byte
+		_ = vm.ExportTo(c.call(c.wire().blobBytes, obj), &data)
+		if file := c.iso.original("File"); file != nil && vm.InstanceOf(obj, file) {
+			e.w.buf = append(e.w.buf, 'f')
+			e.w.str(obj.Get("name").String())
+			e.w.str(obj.Get("type").String())
+			e.w.f64(obj.Get("lastModified").ToFloat())
+		} else {
+			e.w.buf = append(e.w.buf, 'L')
+			e.w.str(obj.Get("type").String())
+		}
+		e.w.bytes(data)
+		return true
+	}
+	for _, name := range refusedBuiltins {
+		if vm.InstanceOf(obj, c.builtin(name)) {
+			c.throwUncloneable(obj)
+		}
+	}
+	for _, name := range refusedPrelude {
+		if r := c.iso.original(name); r != nil && vm.InstanceOf(obj, r) {
+			c.throwUncloneable(obj)
+		}
+	}
+	return false
+}
+
 func (e *jsEncoder) view(obj *goja.Object) {
 	c := e.c
 	kind := -1
 	proto := obj.Prototype()
-	for i, p := range c.viewProtos {
+	views, viewProtos := c.viewCtors()
+	for i, p := range viewProtos {
 		if p == proto {
 			kind = i
 			break
 		}
 	}
-	for i := 0; kind < 0 && i < len(c.views); i++ { // a subclass
-		if c.vm.InstanceOf(obj, c.views[i]) {
+	for i := 0; kind < 0 && i < len(views); i++ { // a subclass
+		if c.vm.InstanceOf(obj, views[i]) {
 			kind = i
 		}
 	}
@@ -336,7 +402,7 @@ func (e *jsEncoder) view(obj *goja.Object) {
 
 func (e *jsEncoder) jsError(obj *goja.Object) {
 	c := e.c
-	if c.vm.InstanceOf(obj, c.domEx) {
+	if domEx := c.iso.original("DOMException"); domEx != nil && c.vm.InstanceOf(obj, domEx) {
 		e.w.buf = append(e.w.buf, 'X')
 		e.w.str(obj.Get("name").String())
 		e.w.str(obj.Get("message").String())
@@ -459,7 +525,7 @@ func (d *jsDecoder) value() (goja.Value, error) {
 		if err != nil {
 			return nil, err
 		}
-		return d.keep(d.construct(d.c.dateCtor, vm.ToValue(ms))), nil
+		return d.keep(d.construct(d.c.builtin("Date"), vm.ToValue(ms))), nil
 	case 'R':
 		src, err := r.str()
 		if err != nil {
@@ -469,7 +535,7 @@ func (d *jsDecoder) value() (goja.Value, error) {
 		if err != nil {
 			return nil, err
 		}
-		return d.keep(d.construct(d.c.regexpCtor, vm.ToValue(src), vm.ToValue(flags))), nil
+		return d.keep(d.construct(d.c.builtin("RegExp"), vm.ToValue(src), vm.ToValue(flags))), nil
 	case 'B':
 		b, err := r.raw()
 		if err != nil {
@@ -532,7 +598,7 @@ func (d *jsDecoder) value() (goja.Value, error) {
 		}
 		ctor, add := d.c.mapCtor, d.c.mapSet
 		if tag == 'S' {
-			ctor, add = d.c.setCtor, d.c.setAdd
+			ctor, add = d.c.set()
 		}
 		coll := d.construct(ctor)
 		d.keep(coll)
@@ -565,7 +631,7 @@ func (d *jsDecoder) value() (goja.Value, error) {
 		if err != nil {
 			return nil, err
 		}
-		return d.keep(d.construct(d.c.domEx, vm.ToValue(msg), vm.ToValue(name))), nil
+		return d.keep(d.construct(d.c.iso.preludeGlobal("DOMException"), vm.ToValue(msg), vm.ToValue(name))), nil
 	case 'L', 'f':
 		var name, typ string
 		var lastModified float64
@@ -588,9 +654,9 @@ func (d *jsDecoder) value() (goja.Value, error) {
 		}
 		buf := vm.ToValue(vm.NewArrayBuffer(append([]byte{}, data...)))
 		if tag == 'f' {
-			return d.keep(d.c.call(d.c.makeFile, buf, vm.ToValue(name), vm.ToValue(typ), vm.ToValue(lastModified))), nil
+			return d.keep(d.c.call(d.c.wire().makeFile, buf, vm.ToValue(name), vm.ToValue(typ), vm.ToValue(lastModified))), nil
 		}
-		return d.keep(d.c.call(d.c.makeBlob, buf, vm.ToValue(typ))), nil
+		return d.keep(d.c.call(d.c.wire().makeBlob, buf, vm.ToValue(typ))), nil
 	case 'r':
 		n, err := r.varint()
 		if err != nil {
@@ -610,7 +676,8 @@ func (d *jsDecoder) view() (goja.Value, error) {
 	if err != nil {
 		return nil, err
 	}
-	if int(kind) >= len(d.c.views) {
+	views, _ := d.c.viewCtors()
+	if int(kind) >= len(views) {
 		return nil, errors.New("unknown view kind")
 	}
 	i := len(d.refs)
@@ -627,7 +694,7 @@ func (d *jsDecoder) view() (goja.Value, error) {
 	if err != nil {
 		return nil, err
 	}
-	v := d.construct(d.c.views[kind], buf, vm.ToValue(off), vm.ToValue(n))
+	v := d.construct(views[kind], buf, vm.ToValue(off), vm.ToValue(n))
 	d.refs[i] = v
 	return v, nil
 }
@@ -643,10 +710,10 @@ func (d *jsDecoder) jsError() (goja.Value, error) {
 	if err != nil {
 		return nil, err
 	}
-	ctor := d.c.errors[name]
-	if ctor == nil {
-		ctor = d.c.errors["Error"]
+	if !standardErrors[name] {
+		name = "Error"
 	}
+	ctor := d.c.builtin(name)
 	var e *goja.Object
 	if flags&1 != 0 {
 		msg, err := r.str()

@@ -1,20 +1,34 @@
 // URL and URLSearchParams. Parsing and setters are native (WHATWG URL);
 // the search-params list and its serialization live here.
 
-const kParts = Symbol("url.parts");
-const kParams = Symbol("url.params");
-const kList = Symbol("params.list");
-const kOwner = Symbol("params.url");
+const kFromParts = Symbol("url.fromParts");
 const invalidURL = () => new TypeError("Invalid URL string.");
 const baseArg = (base) => (base === undefined ? undefined : String(base));
+// The parts of a URL are read-only and may be shared between URL objects
+// (native.urlParse remembers recent inputs): a change replaces them.
+let partsOf, setParts, paramsOf;
 
 class URL {
-  constructor(url, base = undefined) {
-    if (arguments.length === 0) throw new TypeError("Failed to construct 'URL': 1 argument required, but only 0 present.");
-    const parts = native.urlParse(String(url), baseArg(base));
+  #parts;
+  #params; // URLSearchParams, made on first use
+  // (...args) rather than (url, base) and `arguments`: goja makes every
+  // call of a function that mentions `arguments` much dearer. URL.length is
+  // set to 1 below, as (url, base = undefined) would have it.
+  constructor(...args) {
+    const url = args[0];
+    if (url === kFromParts) {
+      this.#parts = args[1];
+      return;
+    }
+    if (args.length === 0) throw new TypeError("Failed to construct 'URL': 1 argument required, but only 0 present.");
+    const parts = native.urlParse(String(url), baseArg(args[1]));
     if (parts === null) throw invalidURL();
-    internal.define(this, kParts, parts);
-    internal.define(this, kParams, null);
+    this.#parts = parts;
+  }
+  static {
+    partsOf = (u) => u.#parts;
+    setParts = (u, p) => { u.#parts = p; };
+    paramsOf = (u) => u.#params;
   }
   static canParse(url, base = undefined) {
     return native.urlParse(String(url), baseArg(base)) !== null;
@@ -22,70 +36,78 @@ class URL {
   static parse(url, base = undefined) {
     const parts = native.urlParse(String(url), baseArg(base));
     if (parts === null) return null;
-    const u = Object.create(URL.prototype);
-    internal.define(u, kParts, parts);
-    internal.define(u, kParams, null);
-    return u;
+    return new URL(kFromParts, parts);
   }
-  get href() { return this[kParts].href; }
+  get href() { return this.#parts.href; }
   set href(v) {
     const parts = native.urlParse(String(v));
     if (parts === null) throw invalidURL();
-    this[kParts] = parts;
+    this.#parts = parts;
     syncParams(this);
   }
-  get origin() { return this[kParts].origin; }
-  get protocol() { return this[kParts].protocol; }
+  get origin() { return this.#parts.origin; }
+  get protocol() { return this.#parts.protocol; }
   set protocol(v) { update(this, "protocol", v); }
-  get username() { return this[kParts].username; }
+  get username() { return this.#parts.username; }
   set username(v) { update(this, "username", v); }
-  get password() { return this[kParts].password; }
+  get password() { return this.#parts.password; }
   set password(v) { update(this, "password", v); }
-  get host() { return this[kParts].host; }
+  get host() { return this.#parts.host; }
   set host(v) { update(this, "host", v); }
-  get hostname() { return this[kParts].hostname; }
+  get hostname() { return this.#parts.hostname; }
   set hostname(v) { update(this, "hostname", v); }
-  get port() { return this[kParts].port; }
+  get port() { return this.#parts.port; }
   set port(v) { update(this, "port", v); }
-  get pathname() { return this[kParts].pathname; }
+  get pathname() { return this.#parts.pathname; }
   set pathname(v) { update(this, "pathname", v); }
-  get search() { return this[kParts].search; }
+  get search() { return this.#parts.search; }
   set search(v) { update(this, "search", v); syncParams(this); }
-  get hash() { return this[kParts].hash; }
+  get hash() { return this.#parts.hash; }
   set hash(v) { update(this, "hash", v); }
   get searchParams() {
-    if (!this[kParams]) {
-      const p = new URLSearchParams(this[kParts].search);
-      p[kOwner] = this;
-      this[kParams] = p;
+    let p = this.#params;
+    if (p === undefined) {
+      p = new URLSearchParams(this.#parts.search);
+      setOwner(p, this);
+      this.#params = p;
     }
-    return this[kParams];
+    return p;
   }
-  toString() { return this[kParts].href; }
-  toJSON() { return this[kParts].href; }
+  toString() { return this.#parts.href; }
+  toJSON() { return this.#parts.href; }
 }
 function update(url, component, value) {
-  const parts = native.urlSet(url[kParts].href, component, String(value));
-  if (parts !== null) url[kParts] = parts;
+  const parts = native.urlSet(partsOf(url).href, component, String(value));
+  if (parts !== null) setParts(url, parts);
 }
 function syncParams(url) {
-  const p = url[kParams];
-  if (p) p[kList] = pairs(native.formParse(url[kParts].search.replace(/^\?/, "")));
+  const p = paramsOf(url);
+  if (p) setList(p, pairs(native.formParse(partsOf(url).search.replace(/^\?/, ""))));
 }
+Object.defineProperty(URL, "length", { value: 1 });
 internal.expose("URL", URL);
 
-const pairs = (flat) => {
+function pairs(flat) {
   const out = [];
   for (let i = 0; i < flat.length; i += 2) out.push([flat[i], flat[i + 1]]);
   return out;
-};
+}
+
+let listOf, setList, ownerOf, setOwner;
 
 class URLSearchParams {
+  #list;
+  #owner; // the URL the params belong to, if any
+  static {
+    listOf = (p) => p.#list;
+    setList = (p, list) => { p.#list = list; };
+    ownerOf = (p) => p.#owner;
+    setOwner = (p, url) => { p.#owner = url; };
+  }
   constructor(init = "") {
-    internal.define(this, kOwner, null);
     let list = [];
     if (init instanceof URLSearchParams) {
-      list = init[kList].map(([k, v]) => [k, v]);
+      list = init.#list.map(([k, v]) => [k, v]);
     } else if (init !== null && (typeof init === "object" || typeof init === "function")) {
       if (typeof init[Symbol.iterator] === "function") {
         for (const pair of init) {
@@ -103,52 +125,53 @@ class URLSearchParams {
       if (s.startsWith("?")) s = s.slice(1);
       list = pairs(native.formParse(s));
     }
-    internal.define(this, kList, list);
+    this.#list = list;
   }
-  get size() { return this[kList].length; }
+  get size() { return this.#list.length; }
   append(name, value) {
-    this[kList].push([String(name), String(value)]);
+    this.#list.push([String(name), String(value)]);
     changed(this);
   }
   delete(name, value = undefined) {
     name = String(name);
-    if (value === undefined) this[kList] = this[kList].filter(([k]) => k !== name);
+    if (value === undefined) this.#list = this.#list.filter(([k]) => k !== name);
     else {
       value = String(value);
-      this[kList] = this[kList].filter(([k, v]) => k !== name || v !== value);
+      this.#list = this.#list.filter(([k, v]) => k !== name || v !== value);
     }
     changed(this);
   }
   get(name) {
     name = String(name);
-    const e = this[kList].find(([k]) => k === name);
-    return e ? e[1] : null;
+    const list = this.#list;
+    for (let i = 0; i < list.length; i++) if (list[i][0] === name) return list[i][1];
+    return null;
   }
   getAll(name) {
     name = String(name);
-    return this[kList].filter(([k]) => k === name).map(([, v]) => v);
+    return this.#list.filter(([k]) => k === name).map(([, v]) => v);
   }
   has(name, value = undefined) {
     name = String(name);
-    if (value === undefined) return this[kList].some(([k]) => k === name);
+    if (value === undefined) return this.#list.some(([k]) => k === name);
     value = String(value);
-    return this[kList].some(([k, v]) => k === name && v === value);
+    return this.#list.some(([k, v]) => k === name && v === value);
   }
   set(name, value) {
     name = String(name);
     value = String(value);
-    const list = this[kList];
+    const list = this.#list;
     const i = list.findIndex(([k]) => k === name);
     if (i < 0) list.push([name, value]);
     else {
       list[i][1] = value;
-      this[kList] = list.filter(([k], j) => j <= i || k !== name);
+      this.#list = list.filter(([k], j) => j <= i || k !== name);
     }
     changed(this);
   }
   sort() {
     // Stable, by UTF-16 code units of the name.
-    this[kList] = this[kList]
+    this.#list = this.#list
       .map((e, i) => [e, i])
       .sort((a, b) => (a[0][0] < b[0][0] ? -1 : a[0][0] > b[0][0] ? 1 : a[1] - b[1]))
       .map(([e]) => e);
@@ -156,27 +179,27 @@ class URLSearchParams {
   }
   forEach(callback, thisArg = undefined) {
     if (typeof callback !== "function") throw new TypeError("URLSearchParams.forEach: callback must be a function");
-    for (let i = 0; i < this[kList].length; i++) {
-      const [k, v] = this[kList][i];
+    for (let i = 0; i < this.#list.length; i++) {
+      const [k, v] = this.#list[i];
       callback.call(thisArg, v, k, this);
     }
   }
-  keys() { return this[kList].map(([k]) => k)[Symbol.iterator](); }
-  values() { return this[kList].map(([, v]) => v)[Symbol.iterator](); }
-  entries() { return this[kList].map(([k, v]) => [k, v])[Symbol.iterator](); }
+  keys() { return this.#list.map(([k]) => k)[Symbol.iterator](); }
+  values() { return this.#list.map(([, v]) => v)[Symbol.iterator](); }
+  entries() { return this.#list.map(([k, v]) => [k, v])[Symbol.iterator](); }
   [Symbol.iterator]() { return this.entries(); }
   toString() {
     const flat = [];
-    for (const [k, v] of this[kList]) flat.push(k, v);
+    for (const [k, v] of this.#list) flat.push(k, v);
     return native.formSerialize(flat);
   }
 }
 Object.defineProperty(URLSearchParams.prototype, Symbol.toStringTag, { value: "URLSearchParams", configurable: true });
 function changed(params) {
-  const url = params[kOwner];
+  const url = ownerOf(params);
   if (!url) return;
   const s = params.toString();
-  const parts = native.urlSet(url[kParts].href, "search", s);
-  if (parts !== null) url[kParts] = parts;
+  const parts = native.urlSet(partsOf(url).href, "search", s);
+  if (parts !== null) setParts(url, parts);
 }
 internal.expose("URLSearchParams", URLSearchParams);

@@ -2,9 +2,12 @@
 // does), values of one name joined with ", " except Set-Cookie, which
 // iterates as separate entries.
 
-const kHeaders = Symbol("headers");
+// The state of a Headers object is private: a Map of lowercase name ->
+// [value, ...] and a guard ("none" or "immutable"). Functions of this file
+// outside the class reach it through mapOf, guardOf and setGuardOf.
+const kTrusted = Symbol("headers.trusted");
+let mapOf, guardOf, setGuardOf, isHeaders;
 const tokenRE = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
-const normalizeValue = (v) => String(v).replace(/^[\t\n\r ]+|[\t\n\r ]+$/g, "");
 // Validated names are remembered (lowercased): the same few names come
 // back on every request, and a regexp test per call is costly in goja.
 const knownNames = new Map();
@@ -17,72 +20,65 @@ const checkName = (name) => {
   if (knownNames.size < 1000) knownNames.set(name, lower);
   return lower;
 };
-const needsWork = /^[\t\n\r ]|[\t\n\r ]$|[\0\r\n]/;
+// checkValue strips leading and trailing whitespace and refuses NUL, CR
+// and LF (natively: a regexp test per value is costly in goja).
 const checkValue = (value) => {
-  value = String(value);
-  if (!needsWork.test(value)) return value;
-  value = normalizeValue(value);
-  if (/[\0\r\n]/.test(value)) throw new TypeError("Invalid header value.");
+  value = native.headerValue(String(value));
+  if (value === null) throw new TypeError("Invalid header value.");
   return value;
 };
 const immutableError = () => new TypeError("Can't modify immutable headers.");
 
 class Headers {
+  #map;
+  #guard;
   // No default parameter values in hot constructors: goja compiles them
-  // into a slower function prologue.
-  constructor(init) {
-    this[kHeaders] = { map: new Map(), guard: "none" };
-    if (init === undefined || init === null) return;
-    if (init instanceof Headers) {
-      for (const [k, values] of init[kHeaders].map) this[kHeaders].map.set(k, values.slice());
+  // into a slower function prologue. (init === kTrusted: the prelude's own
+  // construction, with the map and guard given.)
+  constructor(init, map, guard) {
+    if (init === kTrusted) {
+      this.#map = map;
+      this.#guard = guard;
       return;
     }
-    if (typeof init !== "object" && typeof init !== "function") {
-      throw new TypeError("Failed to construct 'Headers': The provided value is not of type '(record<ByteString, ByteString> or sequence<sequence<ByteString>>)'.");
-    }
-    if (typeof init[Symbol.iterator] === "function") {
-      for (const pair of init) {
-        const p = typeof pair === "string" ? null : Array.from(pair);
-        if (p === null || p.length !== 2) {
-          throw new TypeError("To initialize a Headers object from a sequence, each inner sequence must have exactly two elements.");
-        }
-        this.append(p[0], p[1]);
-      }
-      return;
-    }
-    for (const k of Object.keys(init)) this.append(k, init[k]);
+    this.#map = new Map();
+    this.#guard = "none";
+    if (init !== undefined && init !== null) fill(this, init);
+  }
+  static {
+    mapOf = (h) => h.#map;
+    guardOf = (h) => h.#guard;
+    setGuardOf = (h, guard) => { h.#guard = guard; };
+    isHeaders = (v) => v !== null && typeof v === "object" && #map in v;
   }
   append(name, value) {
-    const h = this[kHeaders];
     name = checkName(name);
     value = checkValue(value);
-    if (h.guard === "immutable") throw immutableError();
-    const list = h.map.get(name);
+    if (this.#guard === "immutable") throw immutableError();
+    const list = this.#map.get(name);
     if (list) list.push(value);
-    else h.map.set(name, [value]);
+    else this.#map.set(name, [value]);
   }
   set(name, value) {
-    const h = this[kHeaders];
     name = checkName(name);
     value = checkValue(value);
-    if (h.guard === "immutable") throw immutableError();
-    h.map.set(name, [value]);
+    if (this.#guard === "immutable") throw immutableError();
+    this.#map.set(name, [value]);
   }
   delete(name) {
-    const h = this[kHeaders];
     name = checkName(name);
-    if (h.guard === "immutable") throw immutableError();
-    h.map.delete(name);
+    if (this.#guard === "immutable") throw immutableError();
+    this.#map.delete(name);
   }
   get(name) {
-    const list = this[kHeaders].map.get(checkName(name));
+    const list = this.#map.get(checkName(name));
     return list ? list.join(", ") : null;
   }
   has(name) {
-    return this[kHeaders].map.has(checkName(name));
+    return this.#map.has(checkName(name));
   }
   getSetCookie() {
-    const list = this[kHeaders].map.get("set-cookie");
+    const list = this.#map.get("set-cookie");
     return list ? list.slice() : [];
   }
   getAll(name) {
@@ -99,11 +95,54 @@ class Headers {
   entries() { return sortedEntries(this)[Symbol.iterator](); }
   [Symbol.iterator]() { return this.entries(); }
 }
+// fill adds init (Headers, a sequence of pairs or a record) to h.
+function fill(h, init) {
+  if (isHeaders(init)) {
+    const map = mapOf(h);
+    mapOf(init).forEach((values, k) => { map.set(k, values.slice()); });
+    return;
+  }
+  if (typeof init !== "object" && typeof init !== "function") {
+    throw new TypeError("Failed to construct 'Headers': The provided value is not of type '(record<ByteString, ByteString> or sequence<sequence<ByteString>>)'.");
+  }
+  if (typeof init[Symbol.iterator] === "function") {
+    for (const pair of init) {
+      const p = typeof pair === "string" ? null : Array.from(pair);
+      if (p === null || p.length !== 2) {
+        throw new TypeError("To initialize a Headers object from a sequence, each inner sequence must have exactly two elements.");
+      }
+      h.append(p[0], p[1]);
+    }
+    return;
+  }
+  const keys = Object.keys(init);
+  for (let i = 0; i < keys.length; i++) h.append(keys[i], init[keys[i]]);
+}
+
+// newHeaders is new Headers(init) for the prelude's own use.
+internal.newHeaders = (init) => {
+  const h = new Headers(kTrusted, new Map(), "none");
+  if (init !== undefined && init !== null) fill(h, init);
+  return h;
+};
+
 Object.defineProperty(Headers.prototype, Symbol.toStringTag, { value: "Headers", configurable: true });
 
+// sortedNames lists a header map's names in order (without an iterator:
+// goja allocates a result object per step).
+let collecting = null;
+const collectName = (_, name) => { collecting.push(name); };
+function sortedNames(map) {
+  const names = [];
+  collecting = names;
+  map.forEach(collectName);
+  collecting = null;
+  return names.length > 1 ? names.sort() : names;
+}
+
 function sortedEntries(headers) {
-  const map = headers[kHeaders].map;
-  const names = Array.from(map.keys()).sort();
+  const map = mapOf(headers);
+  const names = sortedNames(map);
   const out = [];
   for (let i = 0; i < names.length; i++) {
     const name = names[i];
@@ -114,36 +153,37 @@ function sortedEntries(headers) {
   return out;
 }
 
-internal.setGuard = (headers, guard) => { headers[kHeaders].guard = guard; };
-internal.getGuard = (headers) => headers[kHeaders].guard;
+internal.setGuard = setGuardOf;
+internal.getGuard = guardOf;
 // headersFrom builds Headers from trusted name/value pairs (names already
 // lowercase), skipping validation.
 internal.headersFrom = (flat, guard) => {
-  const h = Object.create(Headers.prototype);
   const map = new Map();
-  h[kHeaders] = { map, guard };
   for (let i = 0; i < flat.length; i += 2) {
     const list = map.get(flat[i]);
     if (list) list.push(flat[i + 1]);
     else map.set(flat[i], [flat[i + 1]]);
   }
-  return h;
+  return new Headers(kTrusted, map, guard);
 };
-internal.headersFlat = (headers) => {
-  const map = headers[kHeaders].map;
-  const names = Array.from(map.keys()).sort();
-  const out = [];
+// appendHeaders appends headers to out as name, value, ... (sorted, each
+// Set-Cookie on its own) and returns out.
+function appendHeaders(out, headers) {
+  const map = mapOf(headers);
+  const names = sortedNames(map);
   for (let i = 0; i < names.length; i++) {
     const list = map.get(names[i]);
     if (names[i] === "set-cookie") for (let j = 0; j < list.length; j++) out.push(names[i], list[j]);
     else out.push(names[i], list.length === 1 ? list[0] : list.join(", "));
   }
   return out;
-};
+}
+internal.appendHeaders = appendHeaders;
+internal.headersFlat = (headers) => appendHeaders([], headers);
 // setDefault sets a trusted header (a lowercase name, a valid value)
 // unless the name is present: the content type a body implies.
 internal.setDefault = (headers, name, value) => {
-  const map = headers[kHeaders].map;
+  const map = mapOf(headers);
   if (!map.has(name)) map.set(name, [value]);
 };
 internal.expose("Headers", Headers);

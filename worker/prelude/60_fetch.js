@@ -1,53 +1,81 @@
 // Request, Response and the body mixin; the glue Go calls to run a fetch
-// handler (internal.makeRequest, internal.dispatch).
+// handler (internal.makeRequest, internal.dispatch); fetch() to the
+// network.
 
-const kBody = Symbol("body");
 const usedError = () => new TypeError("Body has already been used. It can only be used once. Use tee() first if you need to read it twice.");
 
-// extractBody turns a BodyInit into { source: Uint8Array | ReadableStream,
-// contentType: string | null }, or null for no body.
+// extractBody turns a BodyInit into a body source (Uint8Array |
+// ReadableStream | string), or null for no body, and leaves the content
+// type it implies (or null) in extractedType: no result object per body. A
+// string is encoded (UTF-8) when the body is first read as bytes: a
+// response whose body is text usually goes to Go as the string.
+let extractedType = null;
 function extractBody(init) {
+  extractedType = null;
   if (init === undefined || init === null) return null;
-  if (typeof init === "string") return { source: internal.utf8Encode(init), contentType: "text/plain;charset=UTF-8" };
-  if (internal.isBufferSource(init)) return { source: internal.copyBytes(init), contentType: null };
+  if (typeof init === "string") {
+    extractedType = "text/plain;charset=UTF-8";
+    return init;
+  }
+  if (internal.isBufferSource(init)) return internal.copyBytes(init);
   if (init instanceof ReadableStream) {
     if (init.locked || internal.isDisturbed(init)) {
       throw new TypeError("This ReadableStream is disturbed (has already been read from), and cannot be used as a body.");
     }
-    return { source: init, contentType: null };
+    return init;
   }
-  if (init instanceof Blob) return { source: internal.copyBytes(internal.blobBytes(init)), contentType: init.type || null };
+  if (init instanceof Blob) {
+    extractedType = init.type || null;
+    return internal.copyBytes(internal.blobBytes(init));
+  }
   if (init instanceof URLSearchParams) {
-    return { source: internal.utf8Encode(init.toString()), contentType: "application/x-www-form-urlencoded;charset=UTF-8" };
+    extractedType = "application/x-www-form-urlencoded;charset=UTF-8";
+    return internal.utf8Encode(init.toString());
   }
   if (init instanceof FormData) {
     const f = internal.serializeForm(init);
-    return { source: f.bytes, contentType: f.contentType };
+    extractedType = f.contentType;
+    return f.bytes;
   }
-  return { source: internal.utf8Encode(String(init)), contentType: "text/plain;charset=UTF-8" };
+  extractedType = "text/plain;charset=UTF-8";
+  return String(init);
 }
 
-// Body state: { source: null | Uint8Array | ReadableStream, stream, used }.
-const newBody = (extracted) => ({ source: extracted ? extracted.source : null, stream: null, used: false });
+// Body state: { source: null | Uint8Array | ReadableStream | string, stream, used }.
+const newBody = (source) => ({ source, stream: null, used: false });
+// isStream tells a stream source from bytes or a string (no instanceof:
+// goja allocates for each).
+const isStream = (src) => typeof src === "object" && src !== null && !ArrayBuffer.isView(src);
+// sourceBytes is a body's source as bytes (not a stream).
+function sourceBytes(b) {
+  if (typeof b.source === "string") b.source = internal.utf8Encode(b.source);
+  return b.source;
+}
 
 function bodyStream(b) {
   if (b.source === null) return null;
-  if (b.stream === null) b.stream = b.source instanceof ReadableStream ? b.source : internal.bytesStream(b.source);
+  if (b.stream === null) b.stream = isStream(b.source) ? b.source : internal.bytesStream(sourceBytes(b));
   return b.stream;
 }
 const bodyUsed = (b) => b.used || (b.stream !== null && internal.isDisturbed(b.stream));
 
+// bodyOf is the body state of a Request or a Response.
+const bodyOf = (obj) => {
+  const b = resBody(obj);
+  return b !== undefined ? b : reqBody(obj);
+};
+
 // consume reads the whole body once, as bytes.
 async function consume(obj) {
-  const b = obj[kBody];
+  const b = bodyOf(obj);
   if (bodyUsed(b)) throw usedError();
   if (b.source === null) {
     b.used = true;
     return new Uint8Array(0);
   }
-  if (b.stream === null && !(b.source instanceof ReadableStream)) {
+  if (b.stream === null && !(isStream(b.source))) {
     b.used = true;
-    return b.source;
+    return sourceBytes(b);
   }
   const stream = bodyStream(b);
   if (stream.locked) throw new TypeError("This ReadableStream is currently locked to a reader.");
@@ -56,8 +84,8 @@ async function consume(obj) {
 }
 
 const bodyMethods = {
-  get body() { return bodyStream(this[kBody]); },
-  get bodyUsed() { return bodyUsed(this[kBody]); },
+  get body() { return bodyStream(bodyOf(this)); },
+  get bodyUsed() { return bodyUsed(bodyOf(this)); },
   async arrayBuffer() {
     const bytes = await consume(this);
     return bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength ? bytes.buffer : internal.copyBytes(bytes).buffer;
@@ -83,10 +111,10 @@ function mixBody(proto) {
 
 // cloneBody tees a stream body so both objects can read it.
 function cloneBody(obj) {
-  const b = obj[kBody];
+  const b = bodyOf(obj);
   if (bodyUsed(b)) throw new TypeError("Body has already been used. It can only be used once. Use tee() first if you need to read it twice.");
   if (b.source === null) return newBody(null);
-  if (b.stream === null && !(b.source instanceof ReadableStream)) return { source: b.source, stream: null, used: false };
+  if (b.stream === null && !(isStream(b.source))) return { source: b.source, stream: null, used: false };
   const [s1, s2] = bodyStream(b).tee();
   b.source = s1;
   b.stream = s1;
@@ -95,7 +123,6 @@ function cloneBody(obj) {
 
 // ---- Request ---------------------------------------------------------------
 
-const kReq = Symbol("request");
 const normalMethods = { DELETE: 1, GET: 1, HEAD: 1, OPTIONS: 1, POST: 1, PUT: 1, PATCH: 1 };
 const normalizeMethod = (m) => {
   m = String(m);
@@ -104,10 +131,43 @@ const normalizeMethod = (m) => {
   return normalMethods[up] ? up : m;
 };
 
+// The state of a Request is private, like a Response's. An incoming
+// request (makeRequest) makes its headers, signal and cf on first use:
+// most handlers never look at them.
+const kLazy = {};
+let isRequest, reqBody, makeRequest, abortRequest;
+// makeRequest's arguments, for the constructor (no array per request).
+let making = false;
+let inMethod, inUrl, inFlat, inBody;
+
 class Request {
-  constructor(input, init = undefined) {
-    if (arguments.length === 0) throw new TypeError("Failed to construct 'Request': 1 argument required, but only 0 present.");
-    init = init || {};
+  #url;
+  #method;
+  #headers;
+  #flat; // an incoming request's [name, value, ...] until #headers is made
+  #redirect;
+  #signal;
+  #cf;
+  #body;
+  // (...args) rather than `arguments` (see URL); Request.length is set to 1
+  // below, as (input, init = undefined) would have it.
+  constructor(...args) {
+    const input = args[0];
+    if (input === kLazy && making) {
+      making = false;
+      this.#url = inUrl;
+      this.#method = inMethod;
+      this.#headers = null;
+      this.#flat = inFlat;
+      this.#redirect = "manual";
+      this.#signal = null;
+      this.#cf = kLazy;
+      this.#body = newBody(inBody === null ? null : new Uint8Array(inBody));
+      inFlat = inBody = null;
+      return;
+    }
+    if (args.length === 0) throw new TypeError("Failed to construct 'Request': 1 argument required, but only 0 present.");
+    const init = args[1] || {};
     let url;
     let method = "GET";
     let headers;
@@ -115,18 +175,18 @@ class Request {
     let signal = null;
     let redirect = "follow";
     let cf;
-    if (input instanceof Request) {
-      const r = input[kReq];
-      url = r.url;
-      method = r.method;
+    if (isRequest(input)) {
+      url = input.#url;
+      method = input.#method;
       headers = new Headers(input.headers);
-      redirect = r.redirect;
+      redirect = input.#redirect;
       signal = input.signal;
-      cf = r.cf;
-      if (init.body === undefined && input[kBody].source !== null) {
-        if (bodyUsed(input[kBody])) throw usedError();
-        body = { source: input[kBody].stream || input[kBody].source, stream: null, used: false };
-        input[kBody].used = true;
+      cf = input.cf;
+      const ib = input.#body;
+      if (init.body === undefined && ib.source !== null) {
+        if (bodyUsed(ib)) throw usedError();
+        body = { source: ib.stream || ib.source, stream: null, used: false };
+        ib.used = true;
       }
     } else {
       const s = String(input);
@@ -142,9 +202,8 @@ class Request {
     if (init.cf !== undefined) cf = init.cf;
     if (init.body !== undefined && init.body !== null) {
       if (method === "GET" || method === "HEAD") throw new TypeError("Request with a GET or HEAD method cannot have a body.");
-      const ex = extractBody(init.body);
-      body = newBody(ex);
-      if (ex.contentType !== null) internal.setDefault(headers, "content-type", ex.contentType);
+      body = newBody(extractBody(init.body));
+      if (extractedType !== null) internal.setDefault(headers, "content-type", extractedType);
     } else if (init.body === null) {
       body = null;
     }
@@ -153,53 +212,77 @@ class Request {
       if (signal.aborted) internal.signalAbort(sig, signal.reason);
       else signal.addEventListener("abort", () => internal.signalAbort(sig, signal.reason));
     }
-    this[kReq] = { url, method, headers, redirect, signal: sig, cf };
-    this[kBody] = body || newBody(null);
+    this.#url = url;
+    this.#method = method;
+    this.#headers = headers;
+    this.#flat = null;
+    this.#redirect = redirect;
+    this.#signal = sig;
+    this.#cf = cf;
+    this.#body = body || newBody(null);
   }
-  get method() { return this[kReq].method; }
-  get url() { return this[kReq].url; }
-  get headers() { return this[kReq].headers; }
-  get redirect() { return this[kReq].redirect; }
+  static {
+    isRequest = (v) => v !== null && typeof v === "object" && #url in v;
+    reqBody = (v) => v.#body;
+    // makeRequest builds the incoming request: immutable headers, a body
+    // stream over the bytes (or null).
+    makeRequest = (method, url, flatHeaders, body) => {
+      making = true;
+      inMethod = method;
+      inUrl = url;
+      inFlat = flatHeaders;
+      inBody = body;
+      return new Request(kLazy);
+    };
+    abortRequest = (request) => {
+      if (request.#signal === null) request.#signal = internal.newSignal();
+      internal.signalAbort(request.#signal, new DOMException("The client disconnected before the response was complete.", "AbortError"));
+    };
+  }
+  get method() { return this.#method; }
+  get url() { return this.#url; }
+  get headers() {
+    if (this.#headers === null) {
+      this.#headers = internal.headersFrom(this.#flat, "immutable");
+      this.#flat = null;
+    }
+    return this.#headers;
+  }
+  get redirect() { return this.#redirect; }
   get signal() {
-    const r = this[kReq];
-    if (r.signal === null) r.signal = internal.newSignal();
-    return r.signal;
+    if (this.#signal === null) this.#signal = internal.newSignal();
+    return this.#signal;
   }
-  get cf() { return this[kReq].cf; }
+  get cf() {
+    if (this.#cf === kLazy) this.#cf = {};
+    return this.#cf;
+  }
   get fetcher() { return null; }
   get integrity() { return ""; }
   get keepalive() { return false; }
   get cache() { return undefined; }
   clone() {
-    const r = Object.create(Request.prototype);
-    const s = this[kReq];
-    r[kBody] = cloneBody(this);
-    r[kReq] = { ...s, headers: new Headers(s.headers) };
-    internal.setGuard(r[kReq].headers, internal.getGuard(s.headers));
+    const headers = this.headers;
+    const cf = this.cf; // the clone shares it
+    const body = cloneBody(this);
+    const r = makeRequest(this.#method, this.#url, null, null);
+    r.#headers = new Headers(headers);
+    internal.setGuard(r.#headers, internal.getGuard(headers));
+    r.#redirect = this.#redirect;
+    r.#signal = this.#signal;
+    r.#cf = cf;
+    r.#body = body;
     return r;
   }
 }
+Object.defineProperty(Request, "length", { value: 1 });
 mixBody(Request.prototype);
 Object.defineProperty(Request.prototype, Symbol.toStringTag, { value: "Request", configurable: true });
-// makeRequest builds the incoming request: immutable headers, a body
-// stream over the bytes (or null).
-internal.makeRequest = (method, url, flatHeaders, body) => {
-  const r = Object.create(Request.prototype);
-  // The signal is made on first use: most handlers never look at it.
-  r[kReq] = { url, method, headers: internal.headersFrom(flatHeaders, "immutable"), redirect: "manual", signal: null, cf: {} };
-  r[kBody] = newBody(body === null ? null : { source: new Uint8Array(body) });
-  return r;
-};
-
-internal.abortRequest = (request) => {
-  const r = request[kReq];
-  if (r.signal === null) r.signal = internal.newSignal();
-  internal.signalAbort(r.signal, new DOMException("The client disconnected before the response was complete.", "AbortError"));
-};
+internal.makeRequest = makeRequest;
+internal.abortRequest = abortRequest;
 
 // ---- Response --------------------------------------------------------------
 
-const kRes = Symbol("response");
 const reasons = {
   100: "Continue", 101: "Switching Protocols", 102: "Processing", 103: "Early Hints",
   200: "OK", 201: "Created", 202: "Accepted", 203: "Non-Authoritative Information", 204: "No Content",
@@ -219,10 +302,28 @@ const reasons = {
 };
 const nullBodyStatus = (s) => s === 101 || s === 204 || s === 205 || s === 304;
 
+const noInit = Object.freeze({});
+const kTrusted = Symbol("response.trusted");
+// The state of a Response is private (goja stores private fields far more
+// cheaply than an object of properties). isResponse tells a Response by it
+// (no instanceof: goja allocates for each); resBody, serializeResponse and
+// makeResponse reach it from outside the class.
+let isResponse, resBody, serializeResponse, makeResponse;
+
 class Response {
+  #status;
+  #statusText;
+  #headers;
+  #type;
+  #url;
+  #redirected;
+  #webSocket;
+  #cf;
+  #body;
   constructor(body, init) {
+    if (body === kTrusted) return; // makeResponse fills it in
     if (body === undefined) body = null;
-    init = init || {};
+    init = init || noInit;
     let status = 200;
     if (init.status !== undefined) {
       // WebIDL unsigned short: truncate, wrap modulo 2^16.
@@ -233,41 +334,91 @@ class Response {
       }
     }
     const statusText = init.statusText !== undefined ? String(init.statusText) : reasons[status] || "";
-    const headers = new Headers(init.headers);
-    const ex = extractBody(body);
-    if (ex !== null && nullBodyStatus(status)) {
+    const headers = internal.newHeaders(init.headers);
+    const source = extractBody(body);
+    if (source !== null && nullBodyStatus(status)) {
       throw new TypeError("Response with null body status (101, 204, 205, or 304) cannot have a body.");
     }
-    if (ex !== null && ex.contentType !== null) internal.setDefault(headers, "content-type", ex.contentType);
-    this[kRes] = {
-      status, statusText, headers, type: "default", url: "", redirected: false,
-      webSocket: init.webSocket || null, cf: init.cf,
-    };
-    this[kBody] = newBody(ex);
+    if (source !== null && extractedType !== null) internal.setDefault(headers, "content-type", extractedType);
+    this.#status = status;
+    this.#statusText = statusText;
+    this.#headers = headers;
+    this.#type = "default";
+    this.#url = "";
+    this.#redirected = false;
+    this.#webSocket = init.webSocket || null;
+    this.#cf = init.cf;
+    this.#body = newBody(source);
   }
-  get status() { return this[kRes].status; }
-  get statusText() { return this[kRes].statusText; }
-  get ok() { const s = this[kRes].status; return s >= 200 && s <= 299; }
-  get headers() { return this[kRes].headers; }
-  get type() { return this[kRes].type; }
-  get url() { return this[kRes].url; }
-  get redirected() { return this[kRes].redirected; }
-  get webSocket() { return this[kRes].webSocket; }
-  get cf() { return this[kRes].cf; }
+  static {
+    isResponse = (v) => v !== null && typeof v === "object" && #status in v;
+    resBody = (v) => (v !== null && typeof v === "object" && #body in v ? v.#body : undefined);
+    makeResponse = (status, statusText, headers, body, url, redirected) => {
+      const r = new Response(kTrusted);
+      r.#status = status;
+      r.#statusText = statusText;
+      r.#headers = headers;
+      r.#type = "default";
+      r.#url = url;
+      r.#redirected = redirected;
+      r.#webSocket = null;
+      r.#cf = undefined;
+      r.#body = body;
+      return r;
+    };
+    // serializeResponse flattens a response for Go once its body is
+    // complete, as [status, statusText, bytes | string | null, name, value,
+    // ...]: synchronously when the body is already bytes (or absent),
+    // otherwise as a promise that drains the stream.
+    serializeResponse = (res) => {
+      if (res.#type === "error") {
+        throw new TypeError("Return value from serve handler must not be an error response (like Response.error()).");
+      }
+      const b = res.#body;
+      const out = internal.appendHeaders([res.#status, res.#statusText, null], res.#headers);
+      if (b.source === null) return out;
+      if (bodyUsed(b)) throw usedError();
+      if (b.stream === null && !(isStream(b.source))) {
+        b.used = true;
+        out[2] = b.source;
+        return out;
+      }
+      return consume(res).then((bytes) => {
+        out[2] = bytes;
+        return out;
+      });
+    };
+  }
+  get status() { return this.#status; }
+  get statusText() { return this.#statusText; }
+  get ok() { const s = this.#status; return s >= 200 && s <= 299; }
+  get headers() { return this.#headers; }
+  get type() { return this.#type; }
+  get url() { return this.#url; }
+  get redirected() { return this.#redirected; }
+  get webSocket() { return this.#webSocket; }
+  get cf() { return this.#cf; }
   clone() {
-    const r = Object.create(Response.prototype);
-    const s = this[kRes];
-    r[kBody] = cloneBody(this);
-    r[kRes] = { ...s, headers: new Headers(s.headers) };
-    internal.setGuard(r[kRes].headers, internal.getGuard(s.headers));
+    const body = cloneBody(this);
+    const r = new Response(kTrusted);
+    r.#status = this.#status;
+    r.#statusText = this.#statusText;
+    r.#headers = new Headers(this.#headers);
+    internal.setGuard(r.#headers, internal.getGuard(this.#headers));
+    r.#type = this.#type;
+    r.#url = this.#url;
+    r.#redirected = this.#redirected;
+    r.#webSocket = this.#webSocket;
+    r.#cf = this.#cf;
+    r.#body = body;
     return r;
   }
   static error() {
     const r = new Response(null, {});
-    r[kRes].status = 0;
-    r[kRes].statusText = "";
-    r[kRes].type = "error";
-    internal.setGuard(r[kRes].headers, "immutable");
+    r.#status = 0;
+    r.#statusText = "";
+    r.#type = "error";
+    internal.setGuard(r.#headers, "immutable");
     return r;
   }
   static redirect(url, status = 302) {
@@ -279,56 +430,27 @@ class Response {
       throw new RangeError(`${status} is not a redirect status code. It must be one of: 301, 302, 303, 307, or 308.`);
     }
     const r = new Response(null, { status, headers: { location: parsed.href } });
-    internal.setGuard(r[kRes].headers, "immutable");
+    internal.setGuard(r.#headers, "immutable");
     return r;
   }
   static json(data, init = undefined) {
     const text = JSON.stringify(data);
     if (text === undefined) throw new TypeError("Response.json: the value cannot be serialized as JSON");
     const r = new Response(internal.utf8Encode(text), init);
-    internal.setDefault(r[kRes].headers, "content-type", "application/json");
+    internal.setDefault(r.#headers, "content-type", "application/json");
     return r;
   }
 }
 mixBody(Response.prototype);
 Object.defineProperty(Response.prototype, Symbol.toStringTag, { value: "Response", configurable: true });
 
-// serializeResponse flattens a response for Go once its body is complete:
-// synchronously when the body is already bytes (or absent), otherwise as
-// a promise that drains the stream.
-function serializeResponse(res) {
-  const s = res[kRes];
-  if (s.type === "error") {
-    throw new TypeError("Return value from serve handler must not be an error response (like Response.error()).");
-  }
-  const b = res[kBody];
-  const out = { status: s.status, statusText: s.statusText, headers: internal.headersFlat(s.headers), body: null };
-  if (b.source === null) return out;
-  if (bodyUsed(b)) throw usedError();
-  if (b.stream === null && !(b.source instanceof ReadableStream)) {
-    b.used = true;
-    out.body = b.source;
-    return out;
-  }
-  return consume(res).then((bytes) => {
-    out.body = bytes;
-    return out;
-  });
-}
-
-internal.serializeResponse = serializeResponse;
 // makeResponse builds a response that arrived from elsewhere (a Durable
 // Object): any status, trusted lowercase header pairs, immutable headers
 // as on a fetch() result, body bytes (an ArrayBuffer) or null.
-internal.makeResponse = (status, statusText, flatHeaders, body) => {
-  const r = Object.create(Response.prototype);
-  r[kRes] = {
-    status, statusText, headers: internal.headersFrom(flatHeaders, "immutable"), type: "default", url: "",
-    redirected: false, webSocket: null, cf: undefined,
-  };
-  r[kBody] = newBody(body === null || nullBodyStatus(status) ? null : { source: new Uint8Array(body) });
-  return r;
-};
+// url and redirected are those of a fetch() result.
+internal.makeResponse = (status, statusText, flatHeaders, body, url = "", redirected = false) => makeResponse(
+  status, statusText, internal.headersFrom(flatHeaders, "immutable"),
+  newBody(body === null || nullBodyStatus(status) ? null : new Uint8Array(body)), url, redirected);
 
 // ---- ExecutionContext and dispatch ----------------------------------------
 
@@ -375,30 +497,32 @@ function callFetch(handler, request, env, ctx) {
   throw new Error("Handler does not export a fetch() function.");
 }
 
-// dispatch runs one request; done(true, serialized) or done(false, error)
-// is called exactly once.
-internal.dispatch = (handler, request, env, done) => {
-  const ctx = new ExecutionContext(internal.kCreate);
-  let p;
-  try {
-    const res = callFetch(handler, request, env, ctx);
-    if (res instanceof Response) {
-      // Answered synchronously with a complete body: no promise round trip.
-      const out = serializeResponse(res);
-      if (!(out instanceof Promise)) return done(true, out);
-      out.then((o) => done(true, o), (e) => done(false, e));
-      return;
-    }
-    p = Promise.resolve(res);
-  } catch (e) {
-    p = Promise.reject(e);
+// dispatch builds the incoming request (into box[1]) and runs the fetch
+// handler on it, all in one call from Go (goja starts its stack afresh for
+// each). It returns what the handler returned, or throws what it threw; Go
+// waits for a promise (fetch.go). A Response, returned as it is or by an
+// async handler that finished without waiting, is serialized at once into
+// box[0], and box is returned.
+internal.dispatch = (handler, env, box, method, url, flatHeaders, body) => {
+  const request = makeRequest(method, url, flatHeaders, body);
+  box[1] = request;
+  const ctx = Object.create(ExecutionContext.prototype); // as new ExecutionContext(kCreate)
+  ctx.props = {};
+  let res = callFetch(handler, request, env, ctx);
+  if (!isResponse(res)) {
+    const v = native.fulfilled(res, box);
+    if (v === box || !isResponse(v)) return res;
+    res = v;
   }
-  p.then((res) => {
-    if (!(res instanceof Response)) {
-      throw new TypeError("Incorrect type for Promise: the Promise did not resolve to 'Response'.");
-    }
-    return serializeResponse(res);
-  }).then((out) => done(true, out), (e) => done(false, e));
+  box[0] = serializeResponse(res);
+  return box;
+};
+// respond serializes what a handler's promise resolved to.
+internal.respond = (res) => {
+  if (!isResponse(res)) {
+    throw new TypeError("Incorrect type for Promise: the Promise did not resolve to 'Response'.");
+  }
+  return serializeResponse(res);
 };
 
 // fetch() to the network: the request is read whole, sent by Go, and the
@@ -411,10 +535,7 @@ internal.expose("fetch", async function fetch(input, init = undefined) {
   const r = await native.httpFetch(req.method, req.url, internal.headersFlat(req.headers), body, req.redirect || "follow");
   if (signal && signal.aborted) throw signal.reason;
   if (!r.ok) throw new TypeError(r.error);
-  const res = internal.makeResponse(r.status, r.statusText, r.headers, r.body);
-  res[kRes].url = r.url;
-  res[kRes].redirected = r.redirected;
-  return res;
+  return internal.makeResponse(r.status, r.statusText, r.headers, r.body, r.url, r.redirected);
 });
 internal.expose("Request", Request);
 internal.expose("Response", Response);

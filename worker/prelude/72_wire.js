@@ -1,8 +1,6 @@
 // The structured-clone wire format (wire.go) inside an isolate: Go reads
 // and writes JavaScript values directly (wire_goja.go); these helpers are
-// the few steps it asks JavaScript for. internal.serialize(value) ->
-// ArrayBuffer (throws DataCloneError like structuredClone) and
-// internal.deserialize(ArrayBuffer | Uint8Array) -> value.
+// the few steps it asks JavaScript for (loaded the first time it does).
 
 internal.wire = {
   // [k0, v0, k1, v1, ...] of a Map, in insertion order.
@@ -21,12 +19,9 @@ internal.wire = {
       default: return String.prototype.valueOf.call(w);
     }
   },
-  blobBytes: internal.blobBytes,
+  blobBytes: (b) => internal.blobBytes(b),
   makeBlob: (buffer, type) => internal.makeBlob(new Uint8Array(buffer), type),
   makeFile: (buffer, name, type, lastModified) => new File([new Uint8Array(buffer)], name, { type, lastModified }),
-  uncloneable: internal.uncloneable,
+  uncloneable: (v) => internal.uncloneable(v),
   detached: () => new DOMException("An ArrayBuffer is detached and could not be cloned.", "DataCloneError"),
 };
-
-internal.serialize = (value) => native.serialize(value);
-internal.deserialize = (bytes) => native.deserialize(bytes);

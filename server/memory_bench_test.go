@@ -1,0 +1,155 @@
+package server
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"os"
+	"runtime"
+	"runtime/debug"
+	"runtime/pprof"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// residentCells is how many counters BenchmarkResidentCells activates.
+const residentCells = 1000
+
+// BenchmarkResidentCells measures what one resident Durable Object cell
+// costs in memory: it runs a node with examples/counter deployed,
+// activates residentCells distinct counters over HTTP (one write each,
+// so every cell has its SQLite file, isolate and constructed instance),
+// and reports the growth of the process's resident set (VmRSS, after
+// debug.FreeOSMemory) per cell, with the Go heap's and the goroutine
+// stacks' share (the rest is mostly SQLite's own memory, outside the Go
+// heap).
+// It does its work once, whatever b.N: run it with -benchtime=1x.
+// CELLD_HEAPPROF=file writes a heap profile taken while the cells are
+// resident.
+//
+//	go test -run '^$' -bench ResidentCells -benchtime 1x ./server/
+func BenchmarkResidentCells(b *testing.B) {
+	if b.N > 1 {
+		b.Skip("measures once: use -benchtime=1x")
+	}
+	base, internal := startExampleNode(b, "counter", b.TempDir())
+	c := tpClient(8)
+	defer c.CloseIdleConnections()
+	buf := make([]byte, 64)
+	// Warm the stateless isolates and the first activation's code paths.
+	if got := tpGet(b, c, base+"/peek?name=warm", buf); got != "0\n" {
+		b.Fatalf("warm-up peek = %q", got)
+	}
+	before := settle()
+
+	start := time.Now()
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Go(func() {
+			buf := make([]byte, 64)
+			for {
+				i := next.Add(1) - 1
+				if i >= residentCells {
+					return
+				}
+				if got := tpGet(b, c, base+"/?name=cell-"+strconv.FormatInt(i, 10), buf); got != "1\n" {
+					b.Errorf("counter %d = %q, want 1", i, got)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	activated := time.Since(start)
+	after := settle()
+	if path := os.Getenv("CELLD_HEAPPROF"); path != "" {
+		// The heap while the cells are resident (go test -memprofile
+		// writes it only after the node has stopped).
+		f, err := os.Create(path)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := pprof.WriteHeapProfile(f); err != nil {
+			b.Fatal(err)
+		}
+		f.Close()
+	}
+	if n := residents(b, internal); n < residentCells {
+		b.Fatalf("%d cells resident, want at least %d", n, residentCells)
+	}
+
+	kb := func(v int64) float64 { return float64(v) / 1024 / residentCells }
+	b.ReportMetric(kb(after.rss-before.rss), "RSS-KB/cell")
+	b.ReportMetric(kb(int64(after.heap)-int64(before.heap)), "heap-KB/cell")
+	b.ReportMetric(kb(int64(after.stacks)-int64(before.stacks)), "stack-KB/cell")
+	b.ReportMetric(float64(activated.Microseconds())/1000/residentCells, "ms/activation")
+	b.ReportMetric(0, "ns/op")
+	b.Logf("RSS %.1f → %.1f MiB, Go heap in use %.1f → %.1f MiB, goroutine stacks %.1f → %.1f MiB, goroutines %d",
+		mib(before.rss), mib(after.rss), mib(int64(before.heap)), mib(int64(after.heap)),
+		mib(int64(before.stacks)), mib(int64(after.stacks)), runtime.NumGoroutine())
+}
+
+type memSample struct {
+	rss    int64  // VmRSS, bytes
+	heap   uint64 // Go heap in use (HeapInuse), bytes
+	stacks uint64 // goroutine stacks (StackInuse), bytes
+}
+
+// settle collects garbage, returns freed memory to the OS and samples.
+func settle() memSample {
+	for range 2 {
+		runtime.GC()
+		debug.FreeOSMemory()
+	}
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	return memSample{rss: vmRSS(), heap: ms.HeapInuse, stacks: ms.StackInuse}
+}
+
+// vmRSS reads the process's resident set size from /proc/self/status.
+func vmRSS() int64 {
+	f, err := os.Open("/proc/self/status")
+	if err != nil {
+		return 0
+	}
+	defer f.Close()
+	s := bufio.NewScanner(f)
+	for s.Scan() {
+		if rest, ok := bytes.CutPrefix(s.Bytes(), []byte("VmRSS:")); ok {
+			var kb int64
+			fmt.Sscan(string(rest), &kb)
+			return kb << 10
+		}
+	}
+	return 0
+}
+
+func mib(v int64) float64 { return float64(v) / (1 << 20) }
+
+// residents counts the cells the node's /state reports as owned.
+func residents(tb testing.TB, internal string) int {
+	resp, err := http.Get(internal + "/state")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var st struct {
+		Cells []CellState `json:"cells"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&st); err != nil {
+		tb.Fatal(err)
+	}
+	n := 0
+	for _, c := range st.Cells {
+		if c.Phase == "owned" {
+			n++
+		}
+	}
+	return n
+}

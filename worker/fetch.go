@@ -1,0 +1,366 @@
+package worker
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"sort"
+	"strings"
+
+	"github.com/dop251/goja"
+)
+
+// The glue between a Go Request/Response and the script's fetch handler,
+// on the isolate's loop.
+
+// pendingFetch is a request (or a Durable Object event) whose answer is
+// still being made.
+type pendingFetch struct {
+	answer   func(*Response)
+	hung     func() // fails the event when nothing can settle it; nil: answer a 500
+	answered bool
+}
+
+type fetchResult struct {
+	resp *Response
+	err  error
+}
+
+// fetchGlue looks up the prelude functions requests go through (loading
+// the fetch API on the isolate's first request).
+func (iso *isolate) fetchGlue() error {
+	if iso.dispatch != nil {
+		return nil
+	}
+	var fns [3]goja.Callable
+	for i, name := range []string{"dispatch", "makeRequest", "respond"} {
+		f, ok := goja.AssertFunction(iso.internal.Get(name))
+		if !ok {
+			return errors.New("prelude: internal." + name + " missing")
+		}
+		fns[i] = f
+	}
+	iso.dispatch, iso.makeRequest, iso.respond = fns[0], fns[1], fns[2]
+	iso.box = iso.vm.NewArray()
+	return nil
+}
+
+// unwatch removes pf from the requests in flight.
+func (iso *isolate) unwatch(pf *pendingFetch) {
+	for i, w := range iso.waiting {
+		if w == pf {
+			iso.waiting = append(iso.waiting[:i], iso.waiting[i+1:]...)
+			return
+		}
+	}
+}
+
+// startFetch runs on the loop: it hands the request to the script and
+// arranges for the answer to reach ch as soon as the response is complete,
+// independent of any waitUntil work.
+func (iso *isolate) startFetch(req *Request, href string, ch chan<- fetchResult) goja.Value {
+	pf := &pendingFetch{}
+	iso.waiting = append(iso.waiting, pf)
+	answer := func(resp *Response) {
+		if pf.answered {
+			return
+		}
+		pf.answered = true
+		iso.unwatch(pf)
+		if req.Method == http.MethodHead {
+			resp.Body = nil
+		}
+		ch <- fetchResult{resp: resp}
+	}
+	pf.answer = answer
+	if err := iso.fetchGlue(); err != nil {
+		iso.reportException("build request", err)
+		answer(internalError())
+		return nil
+	}
+	method, url, headers, body := iso.requestArgs(req, href)
+	res, err := iso.dispatch(goja.Undefined(), iso.handler, iso.env, iso.box, method, url, headers, body)
+	jsReq := iso.box.Get("1")
+	_ = iso.box.Set("1", goja.Undefined())
+	if err != nil {
+		if jsReq == nil || goja.IsUndefined(jsReq) {
+			iso.reportException("build request", err)
+			jsReq = nil
+		} else {
+			iso.reportException("uncaught exception in fetch handler", thrownOr(err))
+		}
+		answer(internalError())
+		return jsReq
+	}
+	iso.response(res, func(resp *Response, exception goja.Value) {
+		if resp == nil {
+			iso.reportException("uncaught exception in fetch handler", exception)
+			resp = internalError()
+		}
+		answer(resp)
+	})
+	return jsReq
+}
+
+// response turns what a fetch handler returned (internal.dispatch's
+// result) into a Response and calls then with it, or with what was thrown
+// (a nil Response), once the handler's promise settles and the body is
+// complete: at once when nothing is left to wait for.
+func (iso *isolate) response(res goja.Value, then func(*Response, goja.Value)) {
+	finish := func(ok bool, out goja.Value) {
+		if !ok {
+			then(nil, out)
+			return
+		}
+		resp, err := iso.toResponse(out)
+		if err != nil {
+			iso.log.Error("convert response", "error", err)
+			then(internalError(), nil)
+			return
+		}
+		then(resp, nil)
+	}
+	if res.SameAs(iso.box) {
+		// A Response answered synchronously: serialized already.
+		out := iso.box.Get("0")
+		_ = iso.box.Set("0", goja.Undefined())
+		iso.awaitOwn(out, finish)
+		return
+	}
+	iso.await(res, func(ok bool, v goja.Value) {
+		if !ok {
+			then(nil, v)
+			return
+		}
+		out, err := iso.respond(goja.Undefined(), v)
+		if err != nil {
+			then(nil, thrown(err))
+			return
+		}
+		iso.awaitOwn(out, finish)
+	})
+}
+
+// thrownOr is what a script threw, or err itself when it is not a throw
+// (an interrupt).
+func thrownOr(err error) any {
+	if v := thrown(err); v != nil {
+		return v
+	}
+	return err
+}
+
+// thrown is the JavaScript value of an error from calling into a script.
+func thrown(err error) goja.Value {
+	var ex *goja.Exception
+	if errors.As(err, &ex) {
+		return ex.Value()
+	}
+	return nil
+}
+
+// await calls then with the outcome of v as `await v` would see it. For
+// a promise of the runtime's own: at once when it has settled (a handler
+// that finished without waiting on I/O: its microtasks drained before
+// this runs), else after the task in which it settles. Any other object
+// goes through a reaction (internal.settle: Promise.resolve semantics, so
+// thenables are followed as JavaScript would).
+func (iso *isolate) await(v goja.Value, then func(ok bool, v goja.Value)) {
+	if p := iso.ownPromise(v); p != nil {
+		switch p.State() {
+		case goja.PromiseStateFulfilled:
+			then(true, p.Result())
+		case goja.PromiseStateRejected:
+			iso.handleRejection(p)
+			then(false, p.Result())
+		default:
+			// The loop looks at it again after every task (pollAwaited):
+			// no reaction, closure or derived promise per wait.
+			iso.awaiting = append(iso.awaiting, awaited{p, then})
+		}
+		return
+	} else if _, isObj := v.(*goja.Object); !isObj {
+		// Not a thenable: the value itself.
+		then(true, v)
+		return
+	}
+	done := iso.vm.ToValue(func(call goja.FunctionCall) goja.Value {
+		then(call.Argument(0).ToBoolean(), call.Argument(1))
+		return goja.Undefined()
+	})
+	if _, err := iso.settle(goja.Undefined(), v, done); err != nil {
+		then(false, thrown(err))
+	}
+}
+
+// awaited is a promise Go waits for (isolate.await).
+type awaited struct {
+	p    *goja.Promise
+	then func(ok bool, v goja.Value)
+}
+
+// pollAwaited runs, between tasks, the continuations of awaited promises
+// that have settled (and of those that settle while they run).
+func (iso *isolate) pollAwaited() {
+	for progress := true; progress; {
+		progress = false
+		for i := 0; i < len(iso.awaiting); i++ {
+			a := iso.awaiting[i]
+			state := a.p.State()
+			if state == goja.PromiseStatePending {
+				continue
+			}
+			iso.awaiting = append(iso.awaiting[:i], iso.awaiting[i+1:]...)
+			i--
+			progress = true
+			iso.enterTask()
+			if state == goja.PromiseStateRejected {
+				iso.handleRejection(a.p)
+				a.then(false, a.p.Result())
+			} else {
+				a.then(true, a.p.Result())
+			}
+			iso.leaveTask()
+		}
+	}
+}
+
+// awaitOwn is await for a value the prelude made: a promise of its own
+// or a plain value, never some other thenable.
+func (iso *isolate) awaitOwn(v goja.Value, then func(ok bool, v goja.Value)) {
+	if iso.ownPromise(v) == nil {
+		then(true, v)
+		return
+	}
+	iso.await(v, then)
+}
+
+// ownPromise returns v as a promise whose then is the runtime's own, or
+// nil: only the state of such a promise may be read instead of calling
+// its then.
+func (iso *isolate) ownPromise(v goja.Value) *goja.Promise {
+	obj, ok := v.(*goja.Object)
+	if !ok || obj.ExportType() != typePromise || obj.Prototype() != iso.promiseProto {
+		return nil
+	}
+	if !obj.Get("then").SameAs(iso.promiseThen) {
+		return nil
+	}
+	p, _ := obj.Export().(*goja.Promise)
+	return p
+}
+
+// handleRejection marks the rejected promise p as handled: its rejection
+// reaches the caller, so it is not reported as unhandled.
+func (iso *isolate) handleRejection(p *goja.Promise) {
+	iso.trackRejection(p, goja.PromiseRejectionHandle)
+}
+
+// requestArgs are the arguments of internal.makeRequest for req: method,
+// URL, [name, value, ...] with lowercase names, body bytes or null.
+func (iso *isolate) requestArgs(req *Request, href string) (method, url, headers, body goja.Value) {
+	vm := iso.vm
+	names := make([]string, 0, len(req.Header))
+	for k := range req.Header {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	n := 0
+	for _, vs := range req.Header {
+		n += len(vs)
+	}
+	flat := make([]any, 0, 2*n)
+	for _, k := range names {
+		lk := iso.headerName(k)
+		for _, v := range req.Header[k] {
+			flat = append(flat, lk, vm.ToValue(v))
+		}
+	}
+	body = goja.Null()
+	if req.Body != nil {
+		body = vm.ToValue(vm.NewArrayBuffer(append([]byte(nil), req.Body...)))
+	}
+	m := req.Method
+	if m == "" {
+		m = http.MethodGet
+	}
+	return iso.methodValue(m), vm.ToValue(href), vm.NewArray(flat...), body
+}
+
+// newJSRequest builds the incoming Request object of req.
+func (iso *isolate) newJSRequest(req *Request, href string) (goja.Value, error) {
+	method, url, headers, body := iso.requestArgs(req, href)
+	return iso.makeRequest(goja.Undefined(), method, url, headers, body)
+}
+
+// headerName returns the lowercase JavaScript string of a header name,
+// remembered per isolate (the same few names come with every request).
+func (iso *isolate) headerName(k string) goja.Value {
+	if v, ok := iso.names[k]; ok {
+		return v
+	}
+	v := iso.vm.ToValue(strings.ToLower(k))
+	if iso.names == nil || len(iso.names) >= 256 {
+		iso.names = map[string]goja.Value{}
+	}
+	iso.names[k] = v
+	return v
+}
+
+// methodValue is the JavaScript string of an HTTP method, remembered per
+// isolate.
+func (iso *isolate) methodValue(m string) goja.Value {
+	if v, ok := iso.methods[m]; ok {
+		return v
+	}
+	v := iso.vm.ToValue(m)
+	if iso.methods == nil || len(iso.methods) >= 16 {
+		iso.methods = map[string]goja.Value{}
+	}
+	iso.methods[m] = v
+	return v
+}
+
+// abortRequest fires request.signal of a request whose caller went away.
+func (iso *isolate) abortRequest(jsReq goja.Value) {
+	if jsReq == nil {
+		return
+	}
+	abort, ok := goja.AssertFunction(iso.internal.Get("abortRequest"))
+	if !ok {
+		return
+	}
+	if _, err := abort(goja.Undefined(), jsReq); err != nil {
+		iso.reportException("abort request", err)
+	}
+}
+
+// toResponse converts the prelude's serialized response
+// [status, statusText, body: Uint8Array | string | null, name, value, ...].
+func (iso *isolate) toResponse(v goja.Value) (*Response, error) {
+	obj, ok := v.(*goja.Object)
+	if !ok {
+		return nil, errors.New("serialized response is not an object")
+	}
+	n := int(obj.Get("length").ToInteger())
+	resp := &Response{
+		Status:     int(obj.Get("0").ToInteger()),
+		StatusText: obj.Get("1").String(),
+		Header:     make(http.Header, max(n-3, 0)/2),
+	}
+	for i := 3; i+1 < n; i += 2 {
+		resp.Header.Add(obj.Get(itoa(i)).String(), obj.Get(itoa(i+1)).String())
+	}
+	if b := obj.Get("2"); b != nil && goja.IsString(b) {
+		resp.Body = []byte(b.String()) // as TextEncoder would encode it
+	} else if b != nil && !goja.IsNull(b) && !goja.IsUndefined(b) {
+		var data []byte
+		if err := iso.vm.ExportTo(b, &data); err != nil {
+			return nil, fmt.Errorf("export response body: %w", err)
+		}
+		resp.Body = append([]byte(nil), data...)
+	} else {
+		resp.Body = []byte{}
+	}
+	return resp, nil
+}

@@ -1,0 +1,211 @@
+// The state (ctx) of a Durable Object, its storage, and the dispatch of
+// fetch and RPC events: in an object's own isolate only.
+
+const { kCreate, tunnel, unsupported } = internal;
+
+// ---- state and storage (an object's own isolate) ----------------------------
+
+const run = (f) => {
+  try {
+    return Promise.resolve(f());
+  } catch (e) {
+    return Promise.reject(e);
+  }
+};
+const alarmsUnsupported = () => Promise.reject(new Error("celld: Durable Object alarms are not supported yet"));
+const keyOf = (k) => String(k);
+const keysOf = (keys) => Array.from(keys, keyOf);
+const toMap = (flat) => {
+  const m = new Map();
+  for (let i = 0; i < flat.length; i += 2) m.set(flat[i], flat[i + 1]);
+  return m;
+};
+const optional = (v) => (v === undefined || v === null ? null : String(v));
+
+// Synchronous forms shared by the async API, transactions and storage.kv.
+// Values go to Go as they are: it structured-clones them into the wire
+// format (and back), throwing DataCloneError for what cannot be stored.
+function getSync(S, keys) {
+  if (Array.isArray(keys)) return toMap(S.getMulti(keysOf(keys)));
+  return S.get(keyOf(keys));
+}
+function putSync(S, keyOrEntries, value) {
+  if (keyOrEntries !== null && typeof keyOrEntries === "object") {
+    const flat = [];
+    for (const k of Object.keys(keyOrEntries)) flat.push(k, keyOrEntries[k]);
+    S.putMulti(flat);
+    return;
+  }
+  if (value === undefined) throw new TypeError("put() called with undefined value.");
+  S.put(keyOf(keyOrEntries), value);
+}
+function deleteSync(S, keys) {
+  return Array.isArray(keys) ? S.deleteMulti(keysOf(keys)) : S.delete(keyOf(keys));
+}
+function listSync(S, options) {
+  const o = options == null ? {} : options;
+  const limit = o.limit === undefined || o.limit === null ? null : Number(o.limit);
+  return toMap(S.list(optional(o.start), optional(o.startAfter), optional(o.end), optional(o.prefix), limit, !!o.reverse));
+}
+
+// Shared with 98_storage.js (transactions and storage.kv).
+internal.storageOps = { run, alarmsUnsupported, keyOf, getSync, putSync, deleteSync, listSync };
+
+class DurableObjectStorage {
+  #S;
+  #sql; // made on first use
+  #kv;
+  constructor(key, S) {
+    if (key !== kCreate) throw new TypeError("Illegal constructor");
+    this.#S = S;
+  }
+  // get and put are the hot ones: no closure per call.
+  get(keys, options = undefined) {
+    try {
+      return Promise.resolve(getSync(this.#S, keys));
+    } catch (e) {
+      return Promise.reject(e);
+    }
+  }
+  put(keyOrEntries, value = undefined, options = undefined) {
+    try {
+      return Promise.resolve(putSync(this.#S, keyOrEntries, value));
+    } catch (e) {
+      return Promise.reject(e);
+    }
+  }
+  delete(keys, options = undefined) { return run(() => deleteSync(this.#S, keys)); }
+  list(options = undefined) { return run(() => listSync(this.#S, options)); }
+  deleteAll(options = undefined) { return run(() => { this.#S.deleteAll(); }); }
+  sync() { return run(() => { this.#S.sync(); }); }
+  async transaction(closure, options = undefined) {
+    if (typeof closure !== "function") throw new TypeError("transaction() requires a function");
+    const S = this.#S;
+    const h = S.txnBegin();
+    const txn = internal.makeTransaction(S);
+    let value;
+    try {
+      value = await closure(txn);
+    } catch (e) {
+      S.txnEnd(h, false);
+      throw e;
+    }
+    S.txnEnd(h, !internal.rolledBack(txn));
+    return value;
+  }
+  transactionSync(closure) {
+    if (typeof closure !== "function") throw new TypeError("transactionSync() requires a function");
+    return this.#S.txnSync(closure);
+  }
+  get sql() { return this.#sql || (this.#sql = internal.makeSql(this.#S)); }
+  get kv() { return this.#kv || (this.#kv = internal.makeSyncKv(this.#S)); }
+  getAlarm() { return alarmsUnsupported(); }
+  setAlarm() { return alarmsUnsupported(); }
+  deleteAlarm() { return alarmsUnsupported(); }
+  getCurrentBookmark() { return Promise.reject(new Error("celld: point-in-time recovery is not supported yet")); }
+  getBookmarkForTime() { return Promise.reject(new Error("celld: point-in-time recovery is not supported yet")); }
+  onNextSessionRestoreBookmark() { return Promise.reject(new Error("celld: point-in-time recovery is not supported yet")); }
+}
+
+// ---- the state (ctx) ---------------------------------------------------------
+
+const bcwLimitMs = 30000;
+
+class DurableObjectState {
+  #S;
+  #id;
+  #storage;
+  constructor(key, S, id) {
+    if (key !== kCreate) throw new TypeError("Illegal constructor");
+    this.#S = S;
+    this.#id = id;
+    this.#storage = new DurableObjectStorage(kCreate, S);
+  }
+  get id() { return this.#id; }
+  get storage() { return this.#storage; }
+  get props() { return {}; }
+  waitUntil(promise) { new ExecutionContext(kCreate).waitUntil(promise); }
+  // blockConcurrencyWhile holds every other event of this object until the
+  // callback settles; a callback that throws, or runs past 30 s, resets
+  // the object.
+  blockConcurrencyWhile(callback) {
+    const S = this.#S;
+    S.gate(1);
+    let open = true;
+    const release = (ok, e) => {
+      if (!open) return;
+      open = false;
+      native.clearTimer(timer);
+      S.gate(-1, ok, e);
+    };
+    const timer = native.setTimer(() => release(false, tunnel(new Error(
+      `blockConcurrencyWhile() callback did not settle within ${bcwLimitMs / 1000} seconds; the Durable Object was reset.`))),
+    bcwLimitMs, false);
+    let p;
+    try {
+      p = Promise.resolve(callback());
+    } catch (e) {
+      p = Promise.reject(e);
+    }
+    return p.then((v) => {
+      release(true);
+      return v;
+    }, (e) => {
+      release(false, tunnel(e));
+      throw e;
+    });
+  }
+  // abort resets the object: the next event constructs it anew.
+  abort(reason = undefined) {
+    const e = new Error(reason === undefined ? "Durable Object was aborted." : String(reason));
+    this.#S.abort(tunnel(e));
+    throw e;
+  }
+}
+for (const name of ["acceptWebSocket", "getWebSockets", "getTags", "setWebSocketAutoResponse", "getWebSocketAutoResponse",
+  "getWebSocketAutoResponseTimestamp", "setHibernatableWebSocketEventTimeout", "getHibernatableWebSocketEventTimeout"]) {
+  internal.define(DurableObjectState.prototype, name, unsupported(`ctx.${name}()`));
+}
+Object.defineProperty(DurableObjectState.prototype, Symbol.toStringTag, { value: "DurableObjectState", configurable: true });
+
+internal.objectState = (S, cls, hex, name) => new DurableObjectState(kCreate, S, internal.makeId(cls, hex, name));
+internal.constructObject = (Class, state, env) => new Class(state, env);
+
+// ---- events ----------------------------------------------------------------
+
+// objectFetch runs instance.fetch(request) and returns what it returned
+// (Go waits for a promise and serializes the Response, fetch.go), or
+// throws.
+internal.objectFetch = (instance, request) => {
+  if (typeof instance.fetch !== "function") throw new TypeError("Handler does not export a fetch() function.");
+  return instance.fetch(request);
+};
+
+function rpcMethod(instance, method) {
+  if (!(instance instanceof internal.DurableObject)) {
+    throw new TypeError("The receiving Durable Object does not support RPC, because its class was not declared with " +
+      "`extends DurableObject`. In order to enable RPC, make sure your class extends the special class " +
+      "`DurableObject`, which can be imported from the module \"cloudflare:workers\".");
+  }
+  const notImplemented = () => new TypeError(`The RPC receiver does not implement the method "${method}".`);
+  if (method === "constructor") throw notImplemented();
+  // Methods (and getters) of the class and its ancestors, short of
+  // DurableObject and Object; instance properties are not exposed.
+  for (let proto = Object.getPrototypeOf(instance); proto && proto !== internal.DurableObject.prototype &&
+       proto !== Object.prototype; proto = Object.getPrototypeOf(proto)) {
+    const d = Object.getOwnPropertyDescriptor(proto, method);
+    if (!d) continue;
+    const fn = d.get ? d.get.call(instance) : d.value;
+    if (typeof fn === "function") return fn;
+    throw notImplemented();
+  }
+  throw notImplemented();
+}
+
+// objectCall runs an RPC method on its arguments (in the wire format) and
+// returns what it returned (Go waits for a promise and serializes the
+// value), or throws.
+internal.objectCall = (instance, method, args) => {
+  const fn = rpcMethod(instance, method);
+  return fn.apply(instance, native.deserialize(args));
+};
