@@ -45,7 +45,7 @@ func BenchmarkResidentCells(b *testing.B) {
 	if got := tpGet(b, c, base+"/peek?name=warm", buf); got != "0\n" {
 		b.Fatalf("warm-up peek = %q", got)
 	}
-	before := settle()
+	before := settleMemory()
 
 	start := time.Now()
 	var next atomic.Int64
@@ -67,7 +67,7 @@ func BenchmarkResidentCells(b *testing.B) {
 	}
 	wg.Wait()
 	activated := time.Since(start)
-	after := settle()
+	after := settleMemory()
 	if path := os.Getenv("CELLD_HEAPPROF"); path != "" {
 		// The heap while the cells are resident (go test -memprofile
 		// writes it only after the node has stopped).
@@ -80,7 +80,7 @@ func BenchmarkResidentCells(b *testing.B) {
 		}
 		f.Close()
 	}
-	if n := residents(b, internal); n < residentCells {
+	if n := ownedCells(b, internal); n < residentCells {
 		b.Fatalf("%d cells resident, want at least %d", n, residentCells)
 	}
 
@@ -91,8 +91,8 @@ func BenchmarkResidentCells(b *testing.B) {
 	b.ReportMetric(float64(activated.Microseconds())/1000/residentCells, "ms/activation")
 	b.ReportMetric(0, "ns/op")
 	b.Logf("RSS %.1f → %.1f MiB, Go heap in use %.1f → %.1f MiB, goroutine stacks %.1f → %.1f MiB, goroutines %d",
-		mib(before.rss), mib(after.rss), mib(int64(before.heap)), mib(int64(after.heap)),
-		mib(int64(before.stacks)), mib(int64(after.stacks)), runtime.NumGoroutine())
+		toMiB(before.rss), toMiB(after.rss), toMiB(int64(before.heap)), toMiB(int64(after.heap)),
+		toMiB(int64(before.stacks)), toMiB(int64(after.stacks)), runtime.NumGoroutine())
 }
 
 type memSample struct {
@@ -101,19 +101,19 @@ type memSample struct {
 	stacks uint64 // goroutine stacks (StackInuse), bytes
 }
 
-// settle collects garbage, returns freed memory to the OS and samples.
-func settle() memSample {
+// settleMemory collects garbage, returns freed memory to the OS and samples.
+func settleMemory() memSample {
 	for range 2 {
 		runtime.GC()
 		debug.FreeOSMemory()
 	}
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
-	return memSample{rss: vmRSS(), heap: ms.HeapInuse, stacks: ms.StackInuse}
+	return memSample{rss: processRSS(), heap: ms.HeapInuse, stacks: ms.StackInuse}
 }
 
-// vmRSS reads the process's resident set size from /proc/self/status.
-func vmRSS() int64 {
+// processRSS reads the process's resident set size from /proc/self/status.
+func processRSS() int64 {
 	f, err := os.Open("/proc/self/status")
 	if err != nil {
 		return 0
@@ -130,10 +130,10 @@ func vmRSS() int64 {
 	return 0
 }
 
-func mib(v int64) float64 { return float64(v) / (1 << 20) }
+func toMiB(v int64) float64 { return float64(v) / (1 << 20) }
 
-// residents counts the cells the node's /state reports as owned.
-func residents(tb testing.TB, internal string) int {
+// ownedCells counts the cells the node's /state reports as owned.
+func ownedCells(tb testing.TB, internal string) int {
 	resp, err := http.Get(internal + "/state")
 	if err != nil {
 		tb.Fatal(err)

@@ -257,23 +257,22 @@ func (iso *isolate) handleRejection(p *goja.Promise) {
 }
 
 // requestArgs are the arguments of internal.makeRequest for req: method,
-// URL, [name, value, ...] with lowercase names, body bytes or null.
+// URL, [name, value, ...] with lowercase names (an array-like the prelude
+// reads only if the script looks at the headers), body bytes or null.
 func (iso *isolate) requestArgs(req *Request, href string) (method, url, headers, body goja.Value) {
 	vm := iso.vm
 	names := make([]string, 0, len(req.Header))
-	for k := range req.Header {
-		names = append(names, k)
-	}
-	sort.Strings(names)
 	n := 0
-	for _, vs := range req.Header {
+	for k, vs := range req.Header {
+		names = append(names, k)
 		n += len(vs)
 	}
-	flat := make([]any, 0, 2*n)
+	sort.Strings(names)
+	list := &headerList{vm: vm, pairs: make([]headerPair, 0, n)}
 	for _, k := range names {
 		lk := iso.headerName(k)
 		for _, v := range req.Header[k] {
-			flat = append(flat, lk, vm.ToValue(v))
+			list.pairs = append(list.pairs, headerPair{lk, v})
 		}
 	}
 	body = goja.Null()
@@ -284,8 +283,37 @@ func (iso *isolate) requestArgs(req *Request, href string) (method, url, headers
 	if m == "" {
 		m = http.MethodGet
 	}
-	return iso.methodValue(m), vm.ToValue(href), vm.NewArray(flat...), body
+	return iso.methodValue(m), vm.ToValue(href), vm.NewDynamicArray(list), body
 }
+
+// headerList is an incoming request's headers as the read-only array-like
+// [name, value, ...]: a JavaScript array is costly in goja (its length is
+// a property in a map), and most scripts never read the headers.
+type headerList struct {
+	vm    *goja.Runtime
+	pairs []headerPair
+}
+
+type headerPair struct {
+	name  goja.Value // lowercase
+	value string
+}
+
+func (l *headerList) Len() int { return 2 * len(l.pairs) }
+
+func (l *headerList) Get(i int) goja.Value {
+	if i < 0 || i >= 2*len(l.pairs) {
+		return goja.Undefined()
+	}
+	p := &l.pairs[i/2]
+	if i%2 == 0 {
+		return p.name
+	}
+	return l.vm.ToValue(p.value)
+}
+
+func (l *headerList) Set(int, goja.Value) bool { return false }
+func (l *headerList) SetLen(int) bool          { return false }
 
 // newJSRequest builds the incoming Request object of req.
 func (iso *isolate) newJSRequest(req *Request, href string) (goja.Value, error) {

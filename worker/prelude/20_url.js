@@ -93,21 +93,21 @@ function pairs(flat) {
   return out;
 }
 
-let listOf, setList, ownerOf, setOwner;
+let setList, ownerOf, setOwner;
 
 class URLSearchParams {
-  #list;
+  #list; // [[name, value], ...], made from #flat on first use
+  #flat; // [name, value, ...] as parsed from a string, until then
   #owner; // the URL the params belong to, if any
   static {
-    listOf = (p) => p.#list;
-    setList = (p, list) => { p.#list = list; };
+    setList = (p, list) => { p.#list = list; p.#flat = undefined; };
     ownerOf = (p) => p.#owner;
     setOwner = (p, url) => { p.#owner = url; };
   }
   constructor(init = "") {
     let list = [];
     if (init instanceof URLSearchParams) {
-      list = init.#list.map(([k, v]) => [k, v]);
+      list = init.#items().map(([k, v]) => [k, v]);
     } else if (init !== null && (typeof init === "object" || typeof init === "function")) {
       if (typeof init[Symbol.iterator] === "function") {
         for (const pair of init) {
@@ -121,46 +121,60 @@ class URLSearchParams {
         for (const k of Object.keys(init)) list.push([k, String(init[k])]);
       }
     } else {
+      // A query string: kept as parsed; get() and size read it as it is.
       let s = String(init);
       if (s.startsWith("?")) s = s.slice(1);
-      list = pairs(native.formParse(s));
+      this.#flat = native.formParse(s);
+      return;
     }
     this.#list = list;
   }
-  get size() { return this.#list.length; }
+  #items() {
+    if (this.#list === undefined) {
+      this.#list = pairs(this.#flat);
+      this.#flat = undefined;
+    }
+    return this.#list;
+  }
+  get size() { return this.#list === undefined ? this.#flat.length / 2 : this.#list.length; }
   append(name, value) {
-    this.#list.push([String(name), String(value)]);
+    this.#items().push([String(name), String(value)]);
     changed(this);
   }
   delete(name, value = undefined) {
     name = String(name);
-    if (value === undefined) this.#list = this.#list.filter(([k]) => k !== name);
+    if (value === undefined) this.#list = this.#items().filter(([k]) => k !== name);
     else {
       value = String(value);
-      this.#list = this.#list.filter(([k, v]) => k !== name || v !== value);
+      this.#list = this.#items().filter(([k, v]) => k !== name || v !== value);
     }
     changed(this);
   }
   get(name) {
     name = String(name);
     const list = this.#list;
+    if (list === undefined) {
+      const flat = this.#flat;
+      for (let i = 0; i < flat.length; i += 2) if (flat[i] === name) return flat[i + 1];
+      return null;
+    }
     for (let i = 0; i < list.length; i++) if (list[i][0] === name) return list[i][1];
     return null;
   }
   getAll(name) {
     name = String(name);
-    return this.#list.filter(([k]) => k === name).map(([, v]) => v);
+    return this.#items().filter(([k]) => k === name).map(([, v]) => v);
   }
   has(name, value = undefined) {
     name = String(name);
-    if (value === undefined) return this.#list.some(([k]) => k === name);
+    if (value === undefined) return this.#items().some(([k]) => k === name);
     value = String(value);
-    return this.#list.some(([k, v]) => k === name && v === value);
+    return this.#items().some(([k, v]) => k === name && v === value);
   }
   set(name, value) {
     name = String(name);
     value = String(value);
-    const list = this.#list;
+    const list = this.#items();
     const i = list.findIndex(([k]) => k === name);
     if (i < 0) list.push([name, value]);
     else {
@@ -171,7 +185,7 @@ class URLSearchParams {
   }
   sort() {
     // Stable, by UTF-16 code units of the name.
-    this.#list = this.#list
+    this.#list = this.#items()
       .map((e, i) => [e, i])
       .sort((a, b) => (a[0][0] < b[0][0] ? -1 : a[0][0] > b[0][0] ? 1 : a[1] - b[1]))
       .map(([e]) => e);
@@ -179,18 +193,18 @@ class URLSearchParams {
   }
   forEach(callback, thisArg = undefined) {
     if (typeof callback !== "function") throw new TypeError("URLSearchParams.forEach: callback must be a function");
-    for (let i = 0; i < this.#list.length; i++) {
-      const [k, v] = this.#list[i];
+    for (let i = 0; i < this.#items().length; i++) {
+      const [k, v] = this.#items()[i];
       callback.call(thisArg, v, k, this);
     }
   }
-  keys() { return this.#list.map(([k]) => k)[Symbol.iterator](); }
-  values() { return this.#list.map(([, v]) => v)[Symbol.iterator](); }
-  entries() { return this.#list.map(([k, v]) => [k, v])[Symbol.iterator](); }
+  keys() { return this.#items().map(([k]) => k)[Symbol.iterator](); }
+  values() { return this.#items().map(([, v]) => v)[Symbol.iterator](); }
+  entries() { return this.#items().map(([k, v]) => [k, v])[Symbol.iterator](); }
   [Symbol.iterator]() { return this.entries(); }
   toString() {
     const flat = [];
-    for (const [k, v] of this.#list) flat.push(k, v);
+    for (const [k, v] of this.#items()) flat.push(k, v);
     return native.formSerialize(flat);
   }
 }

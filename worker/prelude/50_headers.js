@@ -1,6 +1,10 @@
 // Headers: case-insensitive, iterated sorted by lowercase name (as workerd
 // does), values of one name joined with ", " except Set-Cookie, which
 // iterates as separate entries.
+//
+// The map holds, per lowercase name, the value when there is one (the
+// common case: no array per header, arrays are costly in goja) and an
+// array of them when there are several.
 
 // The state of a Headers object is private: a Map of lowercase name ->
 // [value, ...] and a guard ("none" or "immutable"). Functions of this file
@@ -28,6 +32,15 @@ const checkValue = (value) => {
   return value;
 };
 const immutableError = () => new TypeError("Can't modify immutable headers.");
+// add appends a value to name's entry of a header map.
+function add(map, name, value) {
+  const cur = map.get(name);
+  if (cur === undefined) map.set(name, value);
+  else if (typeof cur === "string") map.set(name, [cur, value]);
+  else cur.push(value);
+}
+// joined is a header map entry as one value.
+const joined = (v) => (typeof v === "string" ? v : v.join(", "));
 
 class Headers {
   #map;
@@ -55,15 +68,13 @@ class Headers {
     name = checkName(name);
     value = checkValue(value);
     if (this.#guard === "immutable") throw immutableError();
-    const list = this.#map.get(name);
-    if (list) list.push(value);
-    else this.#map.set(name, [value]);
+    add(this.#map, name, value);
   }
   set(name, value) {
     name = checkName(name);
     value = checkValue(value);
     if (this.#guard === "immutable") throw immutableError();
-    this.#map.set(name, [value]);
+    this.#map.set(name, value);
   }
   delete(name) {
     name = checkName(name);
@@ -71,15 +82,15 @@ class Headers {
     this.#map.delete(name);
   }
   get(name) {
-    const list = this.#map.get(checkName(name));
-    return list ? list.join(", ") : null;
+    const v = this.#map.get(checkName(name));
+    return v === undefined ? null : joined(v);
   }
   has(name) {
     return this.#map.has(checkName(name));
   }
   getSetCookie() {
-    const list = this.#map.get("set-cookie");
-    return list ? list.slice() : [];
+    const v = this.#map.get("set-cookie");
+    return v === undefined ? [] : typeof v === "string" ? [v] : v.slice();
   }
   getAll(name) {
     name = checkName(name);
@@ -99,7 +110,7 @@ class Headers {
 function fill(h, init) {
   if (isHeaders(init)) {
     const map = mapOf(h);
-    mapOf(init).forEach((values, k) => { map.set(k, values.slice()); });
+    mapOf(init).forEach((v, k) => { map.set(k, typeof v === "string" ? v : v.slice()); });
     return;
   }
   if (typeof init !== "object" && typeof init !== "function") {
@@ -146,9 +157,9 @@ function sortedEntries(headers) {
   const out = [];
   for (let i = 0; i < names.length; i++) {
     const name = names[i];
-    const list = map.get(name);
-    if (name === "set-cookie") for (let j = 0; j < list.length; j++) out.push([name, list[j]]);
-    else out.push([name, list.length === 1 ? list[0] : list.join(", ")]);
+    const v = map.get(name);
+    if (name === "set-cookie" && typeof v !== "string") for (let j = 0; j < v.length; j++) out.push([name, v[j]]);
+    else out.push([name, joined(v)]);
   }
   return out;
 }
@@ -159,11 +170,7 @@ internal.getGuard = guardOf;
 // lowercase), skipping validation.
 internal.headersFrom = (flat, guard) => {
   const map = new Map();
-  for (let i = 0; i < flat.length; i += 2) {
-    const list = map.get(flat[i]);
-    if (list) list.push(flat[i + 1]);
-    else map.set(flat[i], [flat[i + 1]]);
-  }
+  for (let i = 0; i < flat.length; i += 2) add(map, flat[i], flat[i + 1]);
   return new Headers(kTrusted, map, guard);
 };
 // appendHeaders appends headers to out as name, value, ... (sorted, each
@@ -172,9 +179,9 @@ function appendHeaders(out, headers) {
   const map = mapOf(headers);
   const names = sortedNames(map);
   for (let i = 0; i < names.length; i++) {
-    const list = map.get(names[i]);
-    if (names[i] === "set-cookie") for (let j = 0; j < list.length; j++) out.push(names[i], list[j]);
-    else out.push(names[i], list.length === 1 ? list[0] : list.join(", "));
+    const v = map.get(names[i]);
+    if (names[i] === "set-cookie" && typeof v !== "string") for (let j = 0; j < v.length; j++) out.push(names[i], v[j]);
+    else out.push(names[i], joined(v));
   }
   return out;
 }
@@ -184,6 +191,6 @@ internal.headersFlat = (headers) => appendHeaders([], headers);
 // unless the name is present: the content type a body implies.
 internal.setDefault = (headers, name, value) => {
   const map = mapOf(headers);
-  if (!map.has(name)) map.set(name, [value]);
+  if (!map.has(name)) map.set(name, value);
 };
 internal.expose("Headers", Headers);

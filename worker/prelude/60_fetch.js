@@ -162,7 +162,7 @@ class Request {
       this.#redirect = "manual";
       this.#signal = null;
       this.#cf = kLazy;
-      this.#body = newBody(inBody === null ? null : new Uint8Array(inBody));
+      this.#body = inBody === null ? null : newBody(new Uint8Array(inBody)); // null: made on first use
       inFlat = inBody = null;
       return;
     }
@@ -182,7 +182,7 @@ class Request {
       redirect = input.#redirect;
       signal = input.signal;
       cf = input.cf;
-      const ib = input.#body;
+      const ib = reqBody(input);
       if (init.body === undefined && ib.source !== null) {
         if (bodyUsed(ib)) throw usedError();
         body = { source: ib.stream || ib.source, stream: null, used: false };
@@ -223,7 +223,7 @@ class Request {
   }
   static {
     isRequest = (v) => v !== null && typeof v === "object" && #url in v;
-    reqBody = (v) => v.#body;
+    reqBody = (v) => v.#body || (v.#body = newBody(null));
     // makeRequest builds the incoming request: immutable headers, a body
     // stream over the bytes (or null).
     makeRequest = (method, url, flatHeaders, body) => {
