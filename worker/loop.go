@@ -142,6 +142,9 @@ func (iso *isolate) afterTurn() {
 			iso.log.Error("The script will never generate a response.")
 			pf.answer(internalError())
 		}
+		// What they were awaiting can no longer settle either.
+		clear(iso.awaiting)
+		iso.awaiting = iso.awaiting[:0]
 	}
 	// A Durable Object keeps its timers while it lives: it is one long
 	// session, not a series of requests.
