@@ -28,7 +28,7 @@ const (
 	maxHops          = 2
 )
 
-// peerFetch is a worker.Request or worker.Response on the wire.
+// peerMessage is a worker.Request or worker.Response on the wire.
 type peerMessage struct {
 	Method     string      `json:"method,omitempty"`
 	URL        string      `json:"url,omitempty"`
@@ -67,7 +67,7 @@ func (p *peer) routes(mux *http.ServeMux) {
 	mux.HandleFunc("POST "+peerCallPath, p.serve(p.serveCall))
 }
 
-type peerHandler func(ctx context.Context, w http.ResponseWriter, class, id string, body []byte) error
+type peerHandler func(ctx context.Context, w http.ResponseWriter, class, id string, q url.Values, body []byte) error
 
 // serve verifies a peer request and resolves its object locally (never
 // forwarding again past maxHops).
@@ -102,8 +102,7 @@ func (p *peer) serve(h peerHandler) http.HandlerFunc {
 			ctx = worker.WithObjectName(ctx, name)
 		}
 		ctx = withHops(ctx, hops)
-		ctx = context.WithValue(ctx, callMethodKey{}, q.Get("method"))
-		if err := h(ctx, w, class, id, body); err != nil {
+		if err := h(ctx, w, class, id, q, body); err != nil {
 			var else_ *fleet.ElsewhereError
 			if errors.As(err, &else_) {
 				writeJSON(w, http.StatusMisdirectedRequest, peerMoved{Node: else_.Node, Advertise: else_.Advertise})
@@ -114,7 +113,7 @@ func (p *peer) serve(h peerHandler) http.HandlerFunc {
 	}
 }
 
-func (p *peer) serveFetch(ctx context.Context, w http.ResponseWriter, class, id string, body []byte) error {
+func (p *peer) serveFetch(ctx context.Context, w http.ResponseWriter, class, id string, _ url.Values, body []byte) error {
 	var m peerMessage
 	if err := json.Unmarshal(body, &m); err != nil {
 		http.Error(w, "decode peer fetch: "+err.Error(), http.StatusBadRequest)
@@ -139,12 +138,12 @@ func (p *peer) serveFetch(ctx context.Context, w http.ResponseWriter, class, id 
 	return nil
 }
 
-func (p *peer) serveCall(ctx context.Context, w http.ResponseWriter, class, id string, body []byte) error {
+func (p *peer) serveCall(ctx context.Context, w http.ResponseWriter, class, id string, q url.Values, body []byte) error {
 	h, err := p.objects.local(ctx, class, id)
 	if err != nil {
 		return err
 	}
-	res, err := h.Call(ctx, methodFrom(ctx), body)
+	res, err := h.Call(ctx, q.Get("method"), body)
 	var ex *worker.Exception
 	switch {
 	case errors.As(err, &ex):
@@ -160,13 +159,11 @@ func (p *peer) serveCall(ctx context.Context, w http.ResponseWriter, class, id s
 }
 
 type hopsKey struct{}
-type callMethodKey struct{}
 
 func withHops(ctx context.Context, n int) context.Context {
 	return context.WithValue(ctx, hopsKey{}, n)
 }
-func hopsFrom(ctx context.Context) int      { n, _ := ctx.Value(hopsKey{}).(int); return n }
-func methodFrom(ctx context.Context) string { m, _ := ctx.Value(callMethodKey{}).(string); return m }
+func hopsFrom(ctx context.Context) int { n, _ := ctx.Value(hopsKey{}).(int); return n }
 
 // remote is a handle on an object owned by a live peer.
 type remote struct {
