@@ -1,0 +1,61 @@
+// Package api holds the JSON shapes of a node's operator API (GET /state),
+// shared by the server that writes them and the tools that read them
+// (celld top). It imports nothing of the node, so readers stay light.
+package api
+
+// State is the answer of GET /state on the internal listener. It keeps
+// answering throughout a drain. Times are Unix milliseconds.
+type State struct {
+	Node      string `json:"node"`
+	Session   string `json:"session"`
+	Version   string `json:"version"`
+	Advertise string `json:"advertise"`
+	// Health is "ok", "draining" or "fenced".
+	Health   string `json:"health"`
+	Draining bool   `json:"draining"`
+	// Mode is "" when serving, "handoff" during a drain that releases
+	// cells, "preserve" during a drain that keeps them.
+	Mode string `json:"mode"`
+
+	Counters Counters `json:"counters"`
+	// Drain progress: cells resident when the drain began and how many of
+	// them have been released since. Zero when not draining.
+	DrainStartMS    int64 `json:"drain_started_ms,omitempty"`
+	DrainCells      int   `json:"drain_cells"`
+	DrainReleased   int   `json:"drain_released"`
+	DrainDeadlineMS int64 `json:"drain_deadline_ms,omitempty"`
+
+	Cells []Cell `json:"cells"`
+
+	RSSBytes       uint64 `json:"rss_bytes"`
+	HeapBytes      uint64 `json:"heap_bytes"`
+	UptimeMS       int64  `json:"uptime_ms"`
+	LeaseExpiresMS int64  `json:"lease_expires_ms"`
+	NowMS          int64  `json:"now_ms"`
+}
+
+// Counters count cells by what is happening to them.
+type Counters struct {
+	// Occupied: resident cells (owned here, running or idle).
+	Occupied int `json:"occupied"`
+	// Activating: acquiring ownership, restoring, or starting.
+	Activating int `json:"activating"`
+	// Evicting: being stopped for idleness, a deployment change or a lost
+	// owner (not a drain).
+	Evicting int `json:"evicting"`
+	// Restoring: the part of activating spent rebuilding from the bucket.
+	Restoring int `json:"restoring"`
+	// Releasing: being flushed and released during a drain.
+	Releasing int `json:"releasing"`
+}
+
+// Cell is one cell as /state shows it.
+type Cell struct {
+	Cell string `json:"cell"`
+	// Phase is "activating", "restoring", "owned", "evicting" or
+	// "releasing".
+	Phase    string `json:"phase"`
+	Epoch    uint64 `json:"epoch"`
+	IdleMS   int64  `json:"idle_ms"`
+	Inflight int    `json:"inflight"`
+}
