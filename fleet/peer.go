@@ -139,3 +139,14 @@ func (v *Verifier) Verify(req *http.Request, body []byte) error {
 	v.order = append(v.order, nonceExpiry{nonce, exp})
 	return nil
 }
+
+// PeerCellCallPath is the signed route that runs one request of a built-in
+// cell (d1:, kv:, queue:) on its owner: POST ?cell=NAME with the encoded
+// request as the body. 200 carries the answer; 422 a request failure
+// ({"error": message}); 421 names the new owner; 503 is retryable.
+const PeerCellCallPath = "/peer/v1/cell/call"
+
+// PeerCellError is the body of a 422 from PeerCellCallPath.
+type PeerCellError struct {
+	Error string `json:"error"`
+}

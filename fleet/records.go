@@ -169,3 +169,40 @@ func ListCells(ctx context.Context, s bucket.Store, now int64) ([]CellInfo, erro
 	}
 	return out, nil
 }
+
+// LookupCell reads one cell's ownership record and its owner's lease,
+// judging liveness against now (unix ms). A cell never acquired is
+// returned with a zero Own and bucket.ErrNotFound is not an error.
+func LookupCell(ctx context.Context, s bucket.Store, cell string, now int64) (CellInfo, error) {
+	ci := CellInfo{Cell: cell}
+	data, _, err := s.Get(ctx, core.OwnKey(cell))
+	if bucket.OutcomeOf(err) == bucket.NotFound {
+		return ci, nil
+	}
+	if err != nil {
+		return ci, fmt.Errorf("read %s: %w", core.OwnKey(cell), err)
+	}
+	own, err := core.DecodeOwn(data)
+	if err != nil {
+		return ci, fmt.Errorf("read %s: %w", core.OwnKey(cell), err)
+	}
+	ci.Own = own
+	if own.Released {
+		return ci, nil
+	}
+	ldata, _, err := s.Get(ctx, core.LeaseKey(own.Node))
+	if bucket.OutcomeOf(err) == bucket.NotFound {
+		return ci, nil
+	}
+	if err != nil {
+		return ci, fmt.Errorf("read %s: %w", core.LeaseKey(own.Node), err)
+	}
+	l, err := core.DecodeLease(ldata)
+	if err != nil {
+		return ci, fmt.Errorf("read %s: %w", core.LeaseKey(own.Node), err)
+	}
+	if l.Session == own.Session && l.Expires > now {
+		ci.OwnerLive, ci.Advertise = true, l.Advertise
+	}
+	return ci, nil
+}

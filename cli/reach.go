@@ -1,0 +1,346 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/celldgo/celld/bucket"
+	"github.com/celldgo/celld/cell"
+	"github.com/celldgo/celld/fleet"
+	"github.com/celldgo/celld/fleet/core"
+)
+
+// builtinHandlers run a built-in cell's requests, by cell-name prefix.
+var builtinHandlers = map[string]cell.Handler{}
+
+func handlerFor(name string) (cell.Handler, error) {
+	prefix, id, ok := strings.Cut(name, ":")
+	if !ok || id == "" {
+		return nil, fmt.Errorf("%q is not a built-in cell name (want d1:<db> or kv:<namespace>)", name)
+	}
+	h := builtinHandlers[prefix+":"]
+	if h == nil {
+		return nil, fmt.Errorf("no built-in cell kind %q", prefix)
+	}
+	return h, nil
+}
+
+// cellCaller returns a Caller that reaches built-in cells the way the fleet
+// does: a cell owned by a live node is sent over signed peer HTTP to that
+// node; a cell nobody owns (or whose owner's lease is dead) is acquired by
+// this command under a short tool lease (epoch + 1), restored from the
+// bucket, and served here with the same durability rules (the answer
+// leaves only after its commits are in the bucket and ownership is
+// re-confirmed). done flushes and releases what was acquired; call it.
+func (g *globals) cellCaller(ctx context.Context) (cell.Caller, func(context.Context) error, error) {
+	s, err := g.openStore()
+	if err != nil {
+		return nil, nil, err
+	}
+	r := &reach{store: s, held: map[string]*heldCell{}, log: slog.New(slog.DiscardHandler),
+		client: &http.Client{Timeout: 5 * time.Minute}}
+	return r, r.done, nil
+}
+
+type reach struct {
+	store  bucket.Store
+	log    *slog.Logger
+	client *http.Client
+
+	mu     sync.Mutex
+	tool   *fleet.Node
+	dir    string
+	signer *fleet.Signer
+	held   map[string]*heldCell
+}
+
+type heldCell struct {
+	mu    sync.Mutex // one request at a time, as on a node
+	owner *fleet.Owner
+	db    *cell.DB
+	repl  *cell.Replicator
+}
+
+// UnreachableOwnerError: a live node owns the cell but cannot be reached
+// from here.
+type UnreachableOwnerError struct {
+	Cell, Node, Advertise string
+	Err                   error
+}
+
+func (e *UnreachableOwnerError) Error() string {
+	return fmt.Sprintf("cell %s is owned by live node %s at %s, which is unreachable from here: %v", e.Cell, e.Node, e.Advertise, e.Err)
+}
+
+func (e *UnreachableOwnerError) Unwrap() error { return e.Err }
+
+// Hint says what to do about it.
+func (e *UnreachableOwnerError) Hint() string {
+	return fmt.Sprintf("run this command from inside the fleet's network, or drain node %s (POST /shutdown on its internal listener) and retry", e.Node)
+}
+
+// RequestError is a request failure reported by the cell's handler (on this
+// machine or on the owning node): the request was refused as it stands.
+type RequestError struct{ Message string }
+
+func (e *RequestError) Error() string { return e.Message }
+
+func (r *reach) Call(ctx context.Context, name string, req []byte) ([]byte, error) {
+	h, err := handlerFor(name)
+	if err != nil {
+		return nil, err
+	}
+	for attempt := 0; ; attempt++ {
+		r.mu.Lock()
+		hc := r.held[name]
+		r.mu.Unlock()
+		if hc != nil {
+			return r.runHeld(ctx, name, hc, h, req)
+		}
+		ci, err := fleet.LookupCell(ctx, r.store, name, time.Now().UnixMilli())
+		if err != nil {
+			return nil, err
+		}
+		if ci.OwnerLive {
+			if ci.Advertise == "" {
+				// Another command holds it under its tool lease.
+				if attempt < 50 {
+					if err := sleepCtx(ctx, 200*time.Millisecond); err != nil {
+						return nil, err
+					}
+					continue
+				}
+				return nil, fmt.Errorf("cell %s is held by %s (another celld command); retry when it finishes", name, ci.Own.Node)
+			}
+			out, retry, err := r.remote(ctx, name, ci.Own.Node, ci.Advertise, req)
+			if retry && attempt < 50 {
+				if err := sleepCtx(ctx, 200*time.Millisecond); err != nil {
+					return nil, err
+				}
+				continue
+			}
+			return out, err
+		}
+		hc, err = r.acquire(ctx, name)
+		var el *fleet.ElsewhereError
+		if errors.As(err, &el) && attempt < 50 {
+			continue // taken meanwhile: look again
+		}
+		if err != nil {
+			return nil, err
+		}
+		return r.runHeld(ctx, name, hc, h, req)
+	}
+}
+
+func sleepCtx(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return context.Cause(ctx)
+	}
+}
+
+// remote sends req to the live owner. retry reports a transient refusal
+// (the owner moved, is draining, or is activating elsewhere).
+func (r *reach) remote(ctx context.Context, name, node, advertise string, req []byte) (out []byte, retry bool, err error) {
+	r.mu.Lock()
+	if r.signer == nil {
+		secret, err := fleet.PeerSecret(ctx, r.store)
+		if err != nil {
+			r.mu.Unlock()
+			return nil, false, err
+		}
+		r.signer = &fleet.Signer{Secret: secret, Node: toolName()}
+	}
+	signer := r.signer
+	r.mu.Unlock()
+	u := "http://" + advertise + fleet.PeerCellCallPath + "?" + url.Values{"cell": {name}}.Encode()
+	hreq, err := http.NewRequestWithContext(ctx, http.MethodPost, u, bytes.NewReader(req))
+	if err != nil {
+		return nil, false, err
+	}
+	signer.Sign(hreq, req)
+	resp, err := r.client.Do(hreq)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, false, context.Cause(ctx)
+		}
+		return nil, false, &UnreachableOwnerError{Cell: name, Node: node, Advertise: advertise, Err: err}
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return nil, false, fmt.Errorf("read the answer of node %s: %w", node, err)
+	}
+	switch resp.StatusCode {
+	case http.StatusOK:
+		return data, false, nil
+	case http.StatusUnprocessableEntity:
+		var pe fleet.PeerCellError
+		if json.Unmarshal(data, &pe) != nil || pe.Error == "" {
+			pe.Error = string(bytes.TrimSpace(data))
+		}
+		return nil, false, &RequestError{Message: pe.Error}
+	case http.StatusMisdirectedRequest, http.StatusServiceUnavailable:
+		return nil, true, fmt.Errorf("node %s answered %d: %s", node, resp.StatusCode, bytes.TrimSpace(data))
+	default:
+		return nil, false, fmt.Errorf("node %s answered %d: %s", node, resp.StatusCode, bytes.TrimSpace(data))
+	}
+}
+
+var toolNameOnce = sync.OnceValue(func() string {
+	host, _ := os.Hostname()
+	if host == "" {
+		host = "host"
+	}
+	var b [4]byte
+	_, _ = rand.Read(b[:])
+	return "tool-" + host + "-" + hex.EncodeToString(b[:])
+})
+
+func toolName() string { return toolNameOnce() }
+
+// acquire takes the cell under this command's tool lease and restores it.
+func (r *reach) acquire(ctx context.Context, name string) (*heldCell, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if hc := r.held[name]; hc != nil {
+		return hc, nil
+	}
+	if r.tool == nil {
+		dir, err := os.MkdirTemp("", "celld-tool-")
+		if err != nil {
+			return nil, err
+		}
+		if err := fleet.EnsureFormat(ctx, r.store); err != nil {
+			os.RemoveAll(dir)
+			return nil, err
+		}
+		tool, err := fleet.Start(ctx, r.store, fleet.Config{Node: toolName(), Kind: core.KindTool, TTL: 10 * time.Second, Logger: r.log})
+		if err != nil {
+			os.RemoveAll(dir)
+			return nil, err
+		}
+		r.tool, r.dir = tool, dir
+	}
+	owner, err := r.tool.Acquire(ctx, name)
+	if err != nil {
+		return nil, err
+	}
+	fail := func(err error) (*heldCell, error) {
+		rctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		r.tool.Release(rctx, name)
+		return nil, err
+	}
+	path := filepath.Join(r.dir, hex.EncodeToString([]byte(name))+".sqlite")
+	info, err := cell.Restore(ctx, r.store, name, path)
+	if err != nil {
+		return fail(fmt.Errorf("restore %s: %w", name, err))
+	}
+	db, err := cell.Open(path)
+	if err != nil {
+		return fail(fmt.Errorf("open %s: %w", name, err))
+	}
+	repl, err := cell.NewReplicator(db, cell.ReplicatorConfig{Store: r.store, Cell: name, Epoch: owner.Epoch, From: info, Logger: r.log})
+	if err != nil {
+		db.Close()
+		return fail(fmt.Errorf("replicate %s: %w", name, err))
+	}
+	hc := &heldCell{owner: owner, db: db, repl: repl}
+	r.held[name] = hc
+	return hc, nil
+}
+
+// runHeld runs one request on a cell held here and passes the output gate:
+// every commit it made is in the bucket and the tool still owns the cell.
+func (r *reach) runHeld(ctx context.Context, name string, hc *heldCell, h cell.Handler, req []byte) ([]byte, error) {
+	hc.mu.Lock()
+	defer hc.mu.Unlock()
+	if err := hc.owner.Context().Err(); err != nil {
+		return nil, fmt.Errorf("cell %s: ownership lost: %w", name, context.Cause(hc.owner.Context()))
+	}
+	out, herr := h(hc.db, req)
+	if txid := hc.repl.Captured(); txid > 0 {
+		if err := hc.repl.WaitDurable(ctx, txid); err != nil {
+			return nil, fmt.Errorf("cell %s: the write could not be made durable: %w", name, err)
+		}
+		if err := r.tool.Confirm(ctx, name, hc.owner.Epoch); err != nil {
+			return nil, fmt.Errorf("cell %s: ownership could not be confirmed: %w", name, err)
+		}
+	}
+	if herr != nil {
+		return nil, &RequestError{Message: herr.Error()}
+	}
+	return out, nil
+}
+
+// done flushes every held cell to the bucket, releases it, and drops the
+// tool lease.
+func (r *reach) done(ctx context.Context) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var errs []error
+	for name, hc := range r.held {
+		if err := hc.repl.Close(ctx); err != nil {
+			errs = append(errs, fmt.Errorf("flush %s: %w", name, err))
+		}
+		if err := hc.db.Close(); err != nil {
+			errs = append(errs, fmt.Errorf("close %s: %w", name, err))
+		}
+		if hc.owner.Context().Err() == nil {
+			if err := r.tool.Release(ctx, name); err != nil {
+				errs = append(errs, fmt.Errorf("release %s: %w", name, err))
+			}
+		}
+		delete(r.held, name)
+	}
+	if r.tool != nil {
+		if err := r.tool.Close(ctx); err != nil {
+			errs = append(errs, fmt.Errorf("drop tool lease: %w", err))
+		}
+		r.tool = nil
+	}
+	if r.dir != "" {
+		os.RemoveAll(r.dir)
+		r.dir = ""
+	}
+	return errors.Join(errs...)
+}
+
+// reachErr maps a failure to reach or run a built-in cell to the command's
+// exit: an unreachable live owner and a refused request are the
+// operation's failure (1) with a hint; a store problem is the operator's
+// (2, via storeErr).
+func reachErr(err error) error {
+	var ue *UnreachableOwnerError
+	var re *RequestError
+	switch {
+	case err == nil:
+		return nil
+	case errors.As(err, &ue):
+		return &Error{Err: err, Code: ExitFailure, Hint: ue.Hint()}
+	case errors.As(err, &re):
+		return &Error{Err: err, Code: ExitFailure}
+	default:
+		return storeErr(err)
+	}
+}
