@@ -1,0 +1,97 @@
+package kv
+
+import (
+	"bytes"
+	"encoding/json"
+)
+
+// The cell's wire format: one JSON request in, one JSON answer out. Values
+// travel as base64 (encoding/json's []byte), metadata as the JSON text the
+// client serialized.
+
+// Ops of a request.
+const (
+	opGet         = "get"          // key -> found, value, metadata, expiration
+	opGetBulk     = "get_bulk"     // keys -> entries (one per key, in order)
+	opPut         = "put"          // pair
+	opPutBatch    = "put_batch"    // pairs, one transaction
+	opDelete      = "delete"       // key
+	opDeleteBatch = "delete_batch" // keys, one transaction
+	opList        = "list"         // prefix, cursor, limit -> keys, list_complete, cursor
+)
+
+type request struct {
+	Op   string `json:"op"`
+	Pair        // put: the pair (key alone for get and delete)
+	Keys []string `json:"keys,omitempty"`
+	// Pairs is a put_batch's pairs.
+	Pairs []Pair `json:"pairs,omitempty"`
+	// List options.
+	Prefix string `json:"prefix,omitempty"`
+	Cursor string `json:"cursor,omitempty"`
+	Limit  int    `json:"limit,omitempty"`
+}
+
+// Pair is one key and value to write. Expiration is absolute epoch seconds
+// and ExpirationTTL seconds from the time the namespace applies the write;
+// with both, the TTL wins (as in the REST API); with neither the pair never
+// expires. Metadata is JSON text (nil: none).
+type Pair struct {
+	Key           string          `json:"key"`
+	Value         []byte          `json:"value,omitempty"`
+	Expiration    *int64          `json:"expiration,omitempty"`
+	ExpirationTTL *int64          `json:"expiration_ttl,omitempty"`
+	Metadata      json.RawMessage `json:"metadata,omitempty"`
+}
+
+// Entry is a stored pair as a read returns it.
+type Entry struct {
+	Key        string          `json:"key"`
+	Found      bool            `json:"found"`
+	Value      []byte          `json:"value,omitempty"`
+	Expiration int64           `json:"expiration,omitempty"` // epoch seconds; 0: never
+	Metadata   json.RawMessage `json:"metadata,omitempty"`   // nil: none
+}
+
+// ListedKey is one key of a list page, shaped as workerd and Wrangler
+// print it: expiration and metadata only when present.
+type ListedKey struct {
+	Name       string          `json:"name"`
+	Expiration int64           `json:"expiration,omitempty"`
+	Metadata   json.RawMessage `json:"metadata,omitempty"`
+}
+
+// ListResult is one page of keys in UTF-8 byte order. When ListComplete is
+// false, Cursor continues the listing (pass the same prefix with it).
+type ListResult struct {
+	Keys         []ListedKey `json:"keys"`
+	ListComplete bool        `json:"list_complete"`
+	Cursor       string      `json:"cursor,omitempty"`
+}
+
+type answer struct {
+	Entry   *Entry      `json:"entry,omitempty"`   // get
+	Entries []Entry     `json:"entries,omitempty"` // get_bulk
+	List    *ListResult `json:"list,omitempty"`    // list
+	Written int         `json:"written,omitempty"` // put, put_batch, delete, delete_batch
+}
+
+// encode is json.Marshal without HTML escaping: metadata is measured and
+// stored as the client serialized it, and "<" must not grow into "\u003c".
+func encode(v any) ([]byte, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
+}
+
+// metadataOf is m without a JSON null (which means "no metadata").
+func metadataOf(m json.RawMessage) json.RawMessage {
+	if len(m) == 0 || string(m) == "null" {
+		return nil
+	}
+	return m
+}
