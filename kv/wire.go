@@ -21,8 +21,8 @@ const (
 )
 
 type request struct {
-	Op   string `json:"op"`
-	Pair        // put: the pair (key alone for get and delete)
+	Op   string   `json:"op"`
+	Pair          // put: the pair (key alone for get and delete)
 	Keys []string `json:"keys,omitempty"`
 	// Pairs is a put_batch's pairs.
 	Pairs []Pair `json:"pairs,omitempty"`
