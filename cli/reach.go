@@ -24,7 +24,8 @@ import (
 	"github.com/celldgo/celld/fleet/core"
 )
 
-// builtinHandlers run a built-in cell's requests, by cell-name prefix.
+// builtinHandlers run a built-in cell's requests, by kind (the cell name's
+// prefix before the colon: "d1", "kv").
 var builtinHandlers = map[string]cell.Handler{}
 
 func handlerFor(name string) (cell.Handler, error) {
@@ -32,7 +33,7 @@ func handlerFor(name string) (cell.Handler, error) {
 	if !ok || id == "" {
 		return nil, fmt.Errorf("%q is not a built-in cell name (want d1:<db> or kv:<namespace>)", name)
 	}
-	h := builtinHandlers[prefix+":"]
+	h := builtinHandlers[prefix]
 	if h == nil {
 		return nil, fmt.Errorf("no built-in cell kind %q", prefix)
 	}

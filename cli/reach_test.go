@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"strconv"
 	"testing"
 	"time"
@@ -11,6 +12,7 @@ import (
 	"github.com/celldgo/celld/cell"
 	"github.com/celldgo/celld/fleet"
 	"github.com/celldgo/celld/fleet/core"
+	"github.com/celldgo/celld/server"
 )
 
 // counterHandler is a built-in cell kind for tests: each request adds its
@@ -46,7 +48,7 @@ func counterHandler(db *cell.DB, req []byte) ([]byte, error) {
 	return []byte(strconv.FormatInt(total, 10)), err
 }
 
-func init() { builtinHandlers["testc:"] = counterHandler }
+func init() { builtinHandlers["testc"] = counterHandler }
 
 func TestReach_ToolLeasePathIsDurableAndReleases(t *testing.T) {
 	ctx := context.Background()
@@ -141,5 +143,101 @@ func TestReach_UnreachableLiveOwnerIsNamed(t *testing.T) {
 	ci, _ := fleet.LookupCell(ctx, s, "testc:held", time.Now().UnixMilli())
 	if ci.Own.Node != "far" || ci.Own.Epoch != 1 {
 		t.Fatalf("ownership changed: %+v", ci)
+	}
+}
+
+// startTestNode runs a node in-process on the file bucket at dir, hosting
+// the test cell kind.
+func startTestNode(t *testing.T, dir, name string) (internal string, stop func()) {
+	t.Helper()
+	s, err := bucket.NewFile(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	ready := make(chan string, 1)
+	errc := make(chan error, 1)
+	go func() {
+		errc <- server.Run(ctx, server.Options{
+			Store: s, Node: name, Listen: "127.0.0.1:0", InternalListen: "127.0.0.1:0", TTL: 5 * time.Second,
+			Logger: slog.New(slog.DiscardHandler), StateDir: t.TempDir(),
+			Builtins: map[string]cell.Handler{"testc": counterHandler},
+			OnReady:  func(_, internal string) { ready <- internal },
+		})
+	}()
+	select {
+	case internal = <-ready:
+	case err := <-errc:
+		t.Fatalf("node %s: %v", name, err)
+	}
+	return internal, func() {
+		cancel()
+		if err := <-errc; err != nil {
+			t.Errorf("node %s: %v", name, err)
+		}
+	}
+}
+
+func TestReach_LiveOwnerServesOverPeerHTTP(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	_, stop := startTestNode(t, dir, "n1")
+	g := &globals{Bucket: "file://" + dir}
+	s, _ := g.openStore()
+
+	// The command takes the cell first (tool lease), then lets it go.
+	c, done, err := g.cellCaller(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, err := c.Call(ctx, "testc:p", []byte("5")); err != nil || string(got) != "5" {
+		t.Fatalf("tool path: %s %v", got, err)
+	}
+	if err := done(ctx); err != nil {
+		t.Fatal(err)
+	}
+	// A peer of the node (here: a forwarded call through the node's own
+	// route, as a second node would send it) activates it on the node.
+	c2, done2, _ := g.cellCaller(ctx)
+	ci, _ := fleet.LookupCell(ctx, s, "testc:p", time.Now().UnixMilli())
+	if ci.OwnerLive {
+		t.Fatalf("still owned after done: %+v", ci)
+	}
+	// Make the node own it: the node's Caller is reached through a peer
+	// request the command sends once the node holds it. Acquire it on the
+	// node by sending the first request over its peer route directly.
+	node := ""
+	leases, _ := fleet.ListLeases(ctx, s)
+	for _, l := range leases {
+		if l.Lease.Node == "n1" {
+			node = l.Lease.Advertise
+		}
+	}
+	r := c2.(*reach)
+	if out, _, err := r.remote(ctx, "testc:p", "n1", node, []byte("1")); err != nil || string(out) != "6" {
+		t.Fatalf("peer route: %s %v", out, err)
+	}
+	ci, _ = fleet.LookupCell(ctx, s, "testc:p", time.Now().UnixMilli())
+	if !ci.OwnerLive || ci.Own.Node != "n1" || ci.Own.Epoch != 2 {
+		t.Fatalf("node does not own it at epoch 2: %+v", ci)
+	}
+	// Now the command finds the live owner and goes over peer HTTP: the
+	// node answers, and the command acquires nothing.
+	if got, err := c2.Call(ctx, "testc:p", []byte("4")); err != nil || string(got) != "10" {
+		t.Fatalf("peer path: %s %v", got, err)
+	}
+	if r.tool != nil {
+		t.Fatal("the command took a tool lease although a live node owns the cell")
+	}
+	if _, err := c2.Call(ctx, "testc:p", []byte("fail")); err == nil || err.Error() != "refused on purpose" {
+		t.Fatalf("handler error over peer HTTP: %v", err)
+	}
+	done2(ctx)
+	stop()
+	// The node released it at shutdown, with everything durable.
+	c3, done3, _ := g.cellCaller(ctx)
+	defer done3(ctx)
+	if got, err := c3.Call(ctx, "testc:p", []byte("0")); err != nil || string(got) != "10" {
+		t.Fatalf("after the node stopped: %s %v", got, err)
 	}
 }

@@ -36,6 +36,8 @@ type objects struct {
 	log       *slog.Logger
 
 	peer *peer // set once the peer secret is known
+	// builtins run built-in cells, by kind ("d1", "kv").
+	builtins map[string]cell.Handler
 
 	mu         sync.Mutex
 	remotes    map[string]remoteEntry // cells owned by live peers, briefly cached
@@ -54,7 +56,8 @@ var ErrFull = errors.New("node is full")
 type resident struct {
 	cell, class, id string
 	app             *app
-	obj             *worker.Object
+	obj             *worker.Object // nil for a built-in cell
+	bi              *builtinCell   // set for a built-in cell
 	db              *cell.DB
 	repl            *cell.Replicator
 	owner           *fleet.Owner
@@ -160,7 +163,7 @@ func (o *objects) local(ctx context.Context, class, id string) (worker.ObjectHan
 	name := class + ":" + id
 	for {
 		o.mu.Lock()
-		if r := o.residents[name]; r != nil && r.app == o.app && r.owner.Context().Err() == nil {
+		if r := o.residents[name]; r != nil && (r.bi != nil || r.app == o.app) && r.owner.Context().Err() == nil {
 			o.mu.Unlock()
 			return handle{r}, nil
 		}
@@ -218,7 +221,8 @@ func (o *objects) local(ctx context.Context, class, id string) (worker.ObjectHan
 }
 
 func (o *objects) activate(ctx context.Context, ap *app, name, class, id string) (*resident, error) {
-	if ap == nil {
+	h := o.builtins[class]
+	if ap == nil && h == nil {
 		return nil, errors.New("no deployment")
 	}
 	owner, err := o.fleet.Acquire(ctx, name)
@@ -250,15 +254,20 @@ func (o *objects) activate(ctx context.Context, ap *app, name, class, id string)
 		db.Close()
 		return fail(fmt.Errorf("activate %s: %w", name, err))
 	}
-	obj, err := ap.rt.NewObject(class, id, db)
-	if err != nil {
-		repl.Close(ctx)
-		db.Close()
-		return fail(fmt.Errorf("activate %s: %w", name, err))
+	r := &resident{cell: name, class: class, id: id, db: db, repl: repl, owner: owner, o: o}
+	if h != nil {
+		r.bi = &builtinCell{h: h}
+	} else {
+		obj, err := ap.rt.NewObject(class, id, db)
+		if err != nil {
+			repl.Close(ctx)
+			db.Close()
+			return fail(fmt.Errorf("activate %s: %w", name, err))
+		}
+		r.app, r.obj = ap, obj
 	}
-	r := &resident{cell: name, class: class, id: id, app: ap, obj: obj, db: db, repl: repl, owner: owner, o: o}
 	r.confirmed.Store(info.TXID)
-	r.lastUsed.Store(time.Now().UnixNano())
+	r.lastUsed.Store(nowNano())
 	o.log.Debug("cell activated", "cell", name, "epoch", owner.Epoch)
 	return r, nil
 }
@@ -270,7 +279,7 @@ func (o *objects) watch(r *resident) {
 	select {
 	case <-r.owner.Context().Done():
 		why = context.Cause(r.owner.Context()).Error()
-	case <-r.obj.Done():
+	case <-r.objectDone():
 		why = "object stopped"
 	}
 	o.stopResident(r, why)
@@ -297,7 +306,7 @@ func (o *objects) stopAll(rs []*resident, why string) {
 			defer func() { <-sem }()
 			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 			defer cancel()
-			if err := r.obj.Close(ctx); err != nil {
+			if err := r.closeObject(ctx); err != nil {
 				o.log.Warn("stop object", "cell", r.cell, "err", err)
 			}
 			// Everything committed goes to the bucket before the cell is
@@ -338,7 +347,7 @@ func (o *objects) evictIdle(now time.Time) {
 	o.mu.Lock()
 	var victims []*resident
 	for _, r := range o.residents {
-		if r.inflight.Load() == 0 && r.obj.Busy() == 0 && now.Sub(time.Unix(0, r.lastUsed.Load())) >= o.idle {
+		if r.inflight.Load() == 0 && r.busy() == 0 && now.Sub(time.Unix(0, r.lastUsed.Load())) >= o.idle {
 			victims = append(victims, o.detach(r))
 		}
 	}
@@ -404,7 +413,7 @@ type handle struct{ r *resident }
 
 func (h handle) Fetch(ctx context.Context, req *worker.Request) (*worker.Response, error) {
 	h.r.inflight.Add(1)
-	defer func() { h.r.lastUsed.Store(time.Now().UnixNano()); h.r.inflight.Add(-1) }()
+	defer func() { h.r.lastUsed.Store(nowNano()); h.r.inflight.Add(-1) }()
 	resp, err := h.r.obj.Fetch(ctx, req)
 	if gerr := h.r.gate(ctx); gerr != nil {
 		return &worker.Response{Status: http.StatusServiceUnavailable, StatusText: "Service Unavailable",
@@ -415,7 +424,7 @@ func (h handle) Fetch(ctx context.Context, req *worker.Request) (*worker.Respons
 
 func (h handle) Call(ctx context.Context, method string, args []byte) ([]byte, error) {
 	h.r.inflight.Add(1)
-	defer func() { h.r.lastUsed.Store(time.Now().UnixNano()); h.r.inflight.Add(-1) }()
+	defer func() { h.r.lastUsed.Store(nowNano()); h.r.inflight.Add(-1) }()
 	res, err := h.r.obj.Call(ctx, method, args)
 	if gerr := h.r.gate(ctx); gerr != nil {
 		return nil, gerr
@@ -514,3 +523,5 @@ func (o *objects) stopResident(r *resident, why string) {
 	o.mu.Unlock()
 	o.stopAll([]*resident{v}, why)
 }
+
+func nowNano() int64 { return time.Now().UnixNano() }

@@ -65,6 +65,29 @@ func newPeer(secret []byte, node string, objs *objects) *peer {
 func (p *peer) routes(mux *http.ServeMux) {
 	mux.HandleFunc("POST "+peerFetchPath, p.serve(p.serveFetch))
 	mux.HandleFunc("POST "+peerCallPath, p.serve(p.serveCall))
+	mux.HandleFunc("POST "+fleet.PeerCellCallPath, p.serveCellCall)
+}
+
+// verified reads and verifies a peer request; on failure it has answered.
+func (p *peer) verified(w http.ResponseWriter, r *http.Request) ([]byte, bool) {
+	body, err := io.ReadAll(io.LimitReader(r.Body, maxBody+1))
+	if err != nil || len(body) > maxBody {
+		http.Error(w, "peer request body unreadable or too large", http.StatusRequestEntityTooLarge)
+		return nil, false
+	}
+	if err := p.verifier.Verify(r, body); err != nil {
+		// The reason names what was wrong, never the secret or the MAC.
+		p.objects.log.Warn("peer request refused", "from", r.RemoteAddr, "node", r.Header.Get(fleet.HeaderPeerNode), "path", r.URL.Path, "reason", err)
+		http.Error(w, err.Error(), http.StatusUnauthorized)
+		return nil, false
+	}
+	if !p.objects.fleet.Serving() {
+		// A node that lost its lease (or woke from a freeze past it)
+		// serves nothing, forwarded calls included.
+		http.Error(w, "node is not serving (lease lost)", http.StatusServiceUnavailable)
+		return nil, false
+	}
+	return body, true
 }
 
 type peerHandler func(ctx context.Context, w http.ResponseWriter, class, id string, q url.Values, body []byte) error
@@ -73,21 +96,8 @@ type peerHandler func(ctx context.Context, w http.ResponseWriter, class, id stri
 // forwarding again past maxHops).
 func (p *peer) serve(h peerHandler) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		body, err := io.ReadAll(io.LimitReader(r.Body, maxBody+1))
-		if err != nil || len(body) > maxBody {
-			http.Error(w, "peer request body unreadable or too large", http.StatusRequestEntityTooLarge)
-			return
-		}
-		if err := p.verifier.Verify(r, body); err != nil {
-			// The reason names what was wrong, never the secret or the MAC.
-			p.objects.log.Warn("peer request refused", "from", r.RemoteAddr, "node", r.Header.Get(fleet.HeaderPeerNode), "path", r.URL.Path, "reason", err)
-			http.Error(w, err.Error(), http.StatusUnauthorized)
-			return
-		}
-		if !p.objects.fleet.Serving() {
-			// A node that lost its lease (or woke from a freeze past it)
-			// serves nothing, forwarded calls included.
-			http.Error(w, "node is not serving (lease lost)", http.StatusServiceUnavailable)
+		body, ok := p.verified(w, r)
+		if !ok {
 			return
 		}
 		q := r.URL.Query()

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/celldgo/celld/bucket"
+	"github.com/celldgo/celld/cell"
 	"github.com/celldgo/celld/diagnose"
 	"github.com/celldgo/celld/fleet"
 )
@@ -49,6 +50,8 @@ type Options struct {
 	// LTXRetention deletes LTX history below the newest snapshot once this
 	// old (CELLD_LTX_RETENTION_SECS); 0 keeps everything.
 	LTXRetention time.Duration
+	// Builtins run built-in cells (d1:, kv:) by kind.
+	Builtins map[string]cell.Handler
 }
 
 // node is a running server.
@@ -132,6 +135,7 @@ func Run(ctx context.Context, o Options) error {
 	objs.peer = newPeer(secret, o.Node, objs)
 	objs.max = o.MaxResident
 	objs.retention = o.LTXRetention
+	objs.builtins = o.Builtins
 	n := &node{opts: o, log: log, fleet: fn, apps: &apps{store: o.Store, log: log, objects: objs}, objects: objs}
 	if err := n.apps.refresh(ctx); err != nil {
 		fn.Close(context.Background())
