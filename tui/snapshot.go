@@ -1,0 +1,298 @@
+package tui
+
+import (
+	"sort"
+
+	"github.com/celldgo/celld/server/api"
+)
+
+// Status is what top concludes about a node from its answers and its lease.
+type Status string
+
+// Node statuses, shown verbatim in the HEALTH column and in --json.
+const (
+	StatusOK       Status = "ok"       // answering and serving
+	StatusDraining Status = "draining" // answering, releasing or keeping its cells before exit
+	StatusFenced   Status = "fenced"   // answering, but it lost its lease and serves nothing
+	// StatusUnreachable: it stopped answering (refused, timeout, bad
+	// answer) but may still be a member: its lease is there, or top cannot
+	// tell. It is kept and polled again.
+	StatusUnreachable Status = "unreachable"
+	// StatusGone: it does not answer and it is no longer a member: its
+	// lease record was deleted (as a node does when it exits after a
+	// drain), or, with --node, it was draining before it went quiet. It is
+	// kept on screen and no longer polled.
+	StatusGone Status = "gone"
+)
+
+// Answering reports whether the node answered the last poll.
+func (s Status) Answering() bool {
+	return s == StatusOK || s == StatusDraining || s == StatusFenced
+}
+
+// Snapshot is the fleet as top shows it: every node seen since top started,
+// merged poll after poll by Merge. It is also the --json output.
+type Snapshot struct {
+	// NowMS is the local clock of the last poll; every relative time in a
+	// view is computed against it or against a node's own NowMS, never
+	// against the clock at render time.
+	NowMS int64 `json:"now_ms"`
+	// Polls counts merged observations.
+	Polls int `json:"polls"`
+	// Error is why the last poll could not list the leases, if it could not.
+	Error  string    `json:"error,omitempty"`
+	Nodes  []NodeRow `json:"nodes"`
+	Totals Totals    `json:"totals"`
+}
+
+// NodeRow is one node in the snapshot.
+type NodeRow struct {
+	Addr   string `json:"addr"` // the internal address polled; the row's identity
+	Node   string `json:"node"`
+	Status Status `json:"status"`
+	// Err is why the node did not answer the last poll.
+	Err string `json:"error,omitempty"`
+	// Note explains a gone node ("exited after drain", "lease deleted").
+	Note string `json:"note,omitempty"`
+	// State is the node's last answer, kept after it stops answering so
+	// the detail pane can still show what it held.
+	State *api.State `json:"state,omitempty"`
+	// LastAnswerMS is the local poll time of the last answer (0: never).
+	LastAnswerMS int64 `json:"last_answer_ms,omitempty"`
+	// HasLease: a lease record for this node was in the bucket at the last
+	// listing (always false with --node, where no bucket is read).
+	HasLease bool `json:"has_lease"`
+	// LeaseExpiresMS is the expiry in the lease record (0: none seen).
+	LeaseExpiresMS int64 `json:"lease_expires_ms,omitempty"`
+	// LeaseLeftMS is how long the lease has left, by the node's own clock
+	// when it answered, else by the lease record against the poll time.
+	// Negative: expired. Meaningless without HasLease or State.
+	LeaseLeftMS int64 `json:"lease_left_ms"`
+	// SeenDraining: this session of the node was seen draining, so its
+	// disappearance is the end of a drain, not a failure.
+	SeenDraining bool `json:"seen_draining"`
+}
+
+// Totals sum the nodes that answered the last poll.
+type Totals struct {
+	Nodes       int          `json:"nodes"`
+	OK          int          `json:"ok"`
+	Draining    int          `json:"draining"`
+	Fenced      int          `json:"fenced"`
+	Unreachable int          `json:"unreachable"`
+	Gone        int          `json:"gone"`
+	Counters    api.Counters `json:"counters"`
+	Cells       int          `json:"cells"`
+	RSSBytes    uint64       `json:"rss_bytes"`
+	// DrainCells and DrainReleased sum the drain progress of the nodes
+	// draining now.
+	DrainCells    int `json:"drain_cells"`
+	DrainReleased int `json:"drain_released"`
+}
+
+// Answered counts the nodes that answered the last poll.
+func (s Snapshot) Answered() int { return s.Totals.OK + s.Totals.Draining + s.Totals.Fenced }
+
+// Row returns the row for addr.
+func (s Snapshot) Row(addr string) (NodeRow, bool) {
+	for _, r := range s.Nodes {
+		if r.Addr == addr {
+			return r, true
+		}
+	}
+	return NodeRow{}, false
+}
+
+// Tracked returns the addresses still worth polling: every node not gone.
+func (s Snapshot) Tracked() []string {
+	out := []string{}
+	for _, r := range s.Nodes {
+		if r.Status != StatusGone {
+			out = append(out, r.Addr)
+		}
+	}
+	return out
+}
+
+// Merge folds one observation into the previous snapshot and returns the
+// new one; prev is not modified. It is pure: every time comes from the
+// observation, so the same inputs always give the same snapshot.
+//
+// Rules: a node that answers takes its status from its health; a node that
+// does not answer is unreachable while it may still be a member, and gone
+// when it is not (its lease record was deleted, or with --node it had been
+// draining). Rows are never dropped.
+func Merge(prev Snapshot, obs Observation) Snapshot {
+	rows := map[string]NodeRow{}
+	for _, r := range prev.Nodes {
+		rows[r.Addr] = r
+	}
+	for _, o := range obs.Nodes {
+		old, known := rows[o.Addr]
+		rows[o.Addr] = mergeNode(old, known, o, obs)
+	}
+	next := Snapshot{NowMS: obs.AtMS, Polls: prev.Polls + 1, Error: obs.ListErr, Nodes: make([]NodeRow, 0, len(rows))}
+	for _, r := range rows {
+		next.Nodes = append(next.Nodes, r)
+	}
+	sortRows(next.Nodes, SortNode)
+	next.Totals = total(next.Nodes)
+	return next
+}
+
+func mergeNode(r NodeRow, known bool, o NodeObservation, obs Observation) NodeRow {
+	if !known {
+		r = NodeRow{Addr: o.Addr}
+	}
+	if o.Node != "" {
+		r.Node = o.Node
+	}
+	switch {
+	case o.Lease != nil:
+		r.HasLease, r.LeaseExpiresMS = true, o.Lease.ExpiresMS
+	case obs.Listed:
+		r.HasLease, r.LeaseExpiresMS = false, 0
+	}
+	// Not listed this time: the last record read is the best guess.
+	r.LeaseLeftMS = r.LeaseExpiresMS - obs.AtMS
+
+	if o.State != nil {
+		st := *o.State
+		if r.State != nil && r.State.Session != st.Session {
+			r.SeenDraining = false // a new process on the same address
+		}
+		r.State = &st
+		r.LastAnswerMS = obs.AtMS
+		r.Err, r.Note = "", ""
+		if st.Node != "" {
+			r.Node = st.Node
+		}
+		switch {
+		case st.Health == "fenced":
+			r.Status = StatusFenced
+		case st.Draining || st.Health == "draining":
+			r.Status = StatusDraining
+			r.SeenDraining = true
+		default:
+			r.Status = StatusOK
+		}
+		if st.LeaseExpiresMS > 0 && st.NowMS > 0 {
+			r.LeaseLeftMS = st.LeaseExpiresMS - st.NowMS
+		}
+		return r
+	}
+
+	r.Err = o.Err
+	switch {
+	case obs.Listed && !r.HasLease:
+		r.Status = StatusGone
+		r.Note = "lease deleted"
+		if r.SeenDraining {
+			r.Note = "exited after drain"
+		}
+	case obs.Static && r.SeenDraining:
+		r.Status = StatusGone
+		r.Note = "exited after drain"
+	default:
+		r.Status = StatusUnreachable
+	}
+	return r
+}
+
+func total(rows []NodeRow) Totals {
+	var t Totals
+	t.Nodes = len(rows)
+	for _, r := range rows {
+		switch r.Status {
+		case StatusOK:
+			t.OK++
+		case StatusDraining:
+			t.Draining++
+		case StatusFenced:
+			t.Fenced++
+		case StatusUnreachable:
+			t.Unreachable++
+		case StatusGone:
+			t.Gone++
+		}
+		if !r.Status.Answering() || r.State == nil {
+			continue
+		}
+		c := r.State.Counters
+		t.Counters.Occupied += c.Occupied
+		t.Counters.Activating += c.Activating
+		t.Counters.Evicting += c.Evicting
+		t.Counters.Restoring += c.Restoring
+		t.Counters.Releasing += c.Releasing
+		t.Cells += len(r.State.Cells)
+		t.RSSBytes += r.State.RSSBytes
+		if r.Status == StatusDraining {
+			t.DrainCells += r.State.DrainCells
+			t.DrainReleased += r.State.DrainReleased
+		}
+	}
+	return t
+}
+
+// SortKey orders the fleet table.
+type SortKey int
+
+// Sort orders, cycled by the s key.
+const (
+	SortNode     SortKey = iota // by node name, then address
+	SortStatus                  // problems first: gone, unreachable, fenced, draining, ok
+	SortOccupied                // most occupied first
+	SortRSS                     // largest RSS first
+	sortKeys
+)
+
+func (k SortKey) String() string {
+	switch k {
+	case SortStatus:
+		return "status"
+	case SortOccupied:
+		return "occupied"
+	case SortRSS:
+		return "rss"
+	default:
+		return "node"
+	}
+}
+
+var statusRank = map[Status]int{StatusGone: 0, StatusUnreachable: 1, StatusFenced: 2, StatusDraining: 3, StatusOK: 4}
+
+func sortRows(rows []NodeRow, k SortKey) {
+	occupied := func(r NodeRow) int {
+		if r.State == nil || !r.Status.Answering() {
+			return -1
+		}
+		return r.State.Counters.Occupied
+	}
+	rss := func(r NodeRow) uint64 {
+		if r.State == nil || !r.Status.Answering() {
+			return 0
+		}
+		return r.State.RSSBytes
+	}
+	sort.SliceStable(rows, func(i, j int) bool {
+		a, b := rows[i], rows[j]
+		switch k {
+		case SortStatus:
+			if statusRank[a.Status] != statusRank[b.Status] {
+				return statusRank[a.Status] < statusRank[b.Status]
+			}
+		case SortOccupied:
+			if occupied(a) != occupied(b) {
+				return occupied(a) > occupied(b)
+			}
+		case SortRSS:
+			if rss(a) != rss(b) {
+				return rss(a) > rss(b)
+			}
+		}
+		if a.Node != b.Node {
+			return a.Node < b.Node
+		}
+		return a.Addr < b.Addr
+	})
+}

@@ -1,0 +1,335 @@
+package tui
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/charmbracelet/lipgloss"
+)
+
+// barWidth is the drain progress bar's width in cells.
+const barWidth = 20
+
+// View draws the fleet from the last snapshot. It reads no clock and does
+// no I/O: every relative time is against the snapshot's or a node's NowMS.
+func (m Model) View() string {
+	var lines []string
+	lines = append(lines, m.st.title.Render(titleLine(m.snap))+m.st.faint.Render(fmt.Sprintf(" · sort: %s · every %s", m.sortBy, m.interval)))
+	if m.snap.Polls == 0 {
+		lines = append(lines, "", "polling…")
+		return m.fit(lines, nil)
+	}
+	if m.snap.Error != "" {
+		lines = append(lines, m.st.warn.Render("! bucket: "+m.snap.Error+" (showing the nodes already known)"))
+	}
+	lines = append(lines, "")
+	rows := m.rows()
+	if len(rows) == 0 {
+		lines = append(lines, "no nodes: no live node lease in the bucket")
+	} else {
+		lines = append(lines, m.st.fleetTable(m.snap, rows, m.selected, true)...)
+	}
+	footer := []string{"", m.st.faint.Render(footerHelp)}
+	if m.detail {
+		if r, ok := m.snap.Row(m.selected); ok {
+			lines = append(lines, "")
+			budget := 0 // cell lines the detail pane may use; 0: all
+			if m.height > 0 {
+				budget = max(1, m.height-len(lines)-len(footer)-2) // less its title and header
+			}
+			lines = append(lines, m.st.detail(m.snap, r, m.width, budget)...)
+		}
+	}
+	return m.fit(lines, footer)
+}
+
+// fit appends the footer and cuts every line to the window width.
+func (m Model) fit(lines, footer []string) string {
+	lines = append(lines, footer...)
+	if m.width > 0 {
+		cut := lipgloss.NewStyle().MaxWidth(m.width)
+		for i, l := range lines {
+			lines[i] = strings.TrimRight(cut.Render(l), " ")
+		}
+	}
+	return strings.Join(lines, "\n")
+}
+
+// RenderText draws one snapshot for a pipe or a script (celld top --once):
+// the fleet table and totals, no selection, no colour unless the profile
+// has it.
+func RenderText(s Snapshot) string {
+	st := newStyles()
+	lines := []string{st.title.Render(titleLine(s))}
+	if s.Error != "" {
+		lines = append(lines, "! bucket: "+s.Error)
+	}
+	rows := append([]NodeRow(nil), s.Nodes...)
+	sortRows(rows, SortNode)
+	if len(rows) == 0 {
+		lines = append(lines, "no nodes: no live node lease in the bucket")
+	} else {
+		lines = append(lines, st.fleetTable(s, rows, "", false)...)
+	}
+	return strings.Join(lines, "\n") + "\n"
+}
+
+func titleLine(s Snapshot) string {
+	if s.Polls == 0 {
+		return "celld top"
+	}
+	return fmt.Sprintf("celld top · %d nodes · %s UTC", len(s.Nodes), time.UnixMilli(s.NowMS).UTC().Format("15:04:05"))
+}
+
+var fleetHeader = []string{"NODE", "ADDRESS", "HEALTH", "DRAINING", "OCCUPIED", "ACTIVATING", "EVICTING", "RESTORING", "RELEASING", "RSS", "LEASE"}
+
+// rightAligned marks the numeric columns.
+var rightAligned = map[int]bool{4: true, 5: true, 6: true, 7: true, 8: true, 9: true, 10: true}
+
+const healthCol = 2
+
+// fleetTable draws the table: one line per node, with the lines that
+// explain it (drain progress, why it does not answer) beneath, then the
+// totals.
+func (st styles) fleetTable(s Snapshot, rows []NodeRow, selected string, marker bool) []string {
+	cells := [][]string{fleetHeader}
+	for _, r := range rows {
+		cells = append(cells, rowCells(r))
+	}
+	t := s.Totals
+	cells = append(cells, []string{"TOTAL", "", "", "",
+		fmt.Sprint(t.Counters.Occupied), fmt.Sprint(t.Counters.Activating), fmt.Sprint(t.Counters.Evicting),
+		fmt.Sprint(t.Counters.Restoring), fmt.Sprint(t.Counters.Releasing), fmtBytes(t.RSSBytes), ""})
+	widths := make([]int, len(fleetHeader))
+	for _, row := range cells {
+		for i, c := range row {
+			widths[i] = max(widths[i], lipgloss.Width(c))
+		}
+	}
+	pad := func(i int, c string) string {
+		gap := strings.Repeat(" ", widths[i]-lipgloss.Width(c))
+		if rightAligned[i] {
+			return gap + c
+		}
+		return c + gap
+	}
+	line := func(row []string, style func(i int, c string) string) string {
+		parts := make([]string, len(row))
+		for i, c := range row {
+			parts[i] = style(i, pad(i, c))
+		}
+		return strings.TrimRight(strings.Join(parts, "  "), " ")
+	}
+	plain := func(_ int, c string) string { return c }
+	indent := ""
+	if marker {
+		indent = "  "
+	}
+
+	out := []string{indent + st.header.Render(line(fleetHeader, plain))}
+	for i, r := range rows {
+		prefix := indent
+		text := ""
+		if marker && r.Addr == selected {
+			prefix = "> "
+			text = st.selected.Render(line(cells[i+1], plain))
+		} else {
+			text = line(cells[i+1], func(i int, c string) string {
+				if i == healthCol {
+					return st.status[r.Status].Render(c)
+				}
+				return c
+			})
+		}
+		out = append(out, prefix+text)
+		for _, sub := range st.rowNotes(s, r) {
+			out = append(out, indent+"    "+sub)
+		}
+	}
+	out = append(out, indent+st.title.Render(line(cells[len(cells)-1], plain)))
+	out = append(out, indent+fleetSummary(t))
+	return out
+}
+
+// rowCells is a node's line in the table. A node that did not answer the
+// last poll shows no counters: its last answer is history, not state.
+func rowCells(r NodeRow) []string {
+	name := r.Node
+	if name == "" {
+		name = "?"
+	}
+	c := []string{name, r.Addr, string(r.Status), "-", "-", "-", "-", "-", "-", "-", leaseCell(r)}
+	if !r.Status.Answering() || r.State == nil {
+		return c
+	}
+	s := r.State
+	if s.Draining {
+		c[3] = "yes"
+		if s.Mode != "" {
+			c[3] = s.Mode
+		}
+	}
+	c[4], c[5], c[6] = fmt.Sprint(s.Counters.Occupied), fmt.Sprint(s.Counters.Activating), fmt.Sprint(s.Counters.Evicting)
+	c[7], c[8] = fmt.Sprint(s.Counters.Restoring), fmt.Sprint(s.Counters.Releasing)
+	c[9] = fmtBytes(s.RSSBytes)
+	return c
+}
+
+func leaseCell(r NodeRow) string {
+	answering := r.Status.Answering() && r.State != nil
+	switch {
+	case r.Status == StatusGone:
+		return "none"
+	case r.HasLease || (answering && r.State.LeaseExpiresMS > 0):
+		if r.LeaseLeftMS < 0 {
+			return "expired"
+		}
+		return fmtMS(r.LeaseLeftMS)
+	case answering && r.State.Draining:
+		return "released" // deleted at the end of the drain, exit is next
+	default:
+		return "-"
+	}
+}
+
+// rowNotes are the lines under a node: drain progress, or why it is not
+// answering.
+func (st styles) rowNotes(s Snapshot, r NodeRow) []string {
+	switch r.Status {
+	case StatusDraining:
+		return []string{st.drainBar(r)}
+	case StatusFenced:
+		return []string{st.warn.Render("! fenced: it lost its lease and serves nothing until restarted")}
+	case StatusUnreachable:
+		return []string{st.warn.Render("! " + r.Err + " · " + lastAnswer(s, r))}
+	case StatusGone:
+		note := r.Note
+		if r.SeenDraining && r.State != nil && r.State.DrainCells > 0 {
+			note += fmt.Sprintf(" (%d/%d released when last seen)", r.State.DrainReleased, r.State.DrainCells)
+		}
+		return []string{st.faint.Render(note + " · " + lastAnswer(s, r))}
+	}
+	return nil
+}
+
+// drainBar is released / cells at drain start, with the deadline by the
+// node's own clock.
+func (st styles) drainBar(r NodeRow) string {
+	s := r.State
+	if s.DrainCells == 0 {
+		return "drain: no cells to release"
+	}
+	done := min(s.DrainReleased, s.DrainCells)
+	filled := done * barWidth / s.DrainCells
+	bar := st.bar.Render(strings.Repeat("█", filled)) + st.barEmpty.Render(strings.Repeat("░", barWidth-filled))
+	out := fmt.Sprintf("drain %s %d/%d released (%d%%)", bar, s.DrainReleased, s.DrainCells, done*100/s.DrainCells)
+	if s.DrainDeadlineMS > 0 && s.NowMS > 0 {
+		out += " · deadline in " + fmtMS(max(0, s.DrainDeadlineMS-s.NowMS))
+	}
+	return out
+}
+
+func lastAnswer(s Snapshot, r NodeRow) string {
+	if r.LastAnswerMS == 0 {
+		return "never answered"
+	}
+	return "last answer " + fmtMS(s.NowMS-r.LastAnswerMS) + " ago"
+}
+
+func fleetSummary(t Totals) string {
+	out := fmt.Sprintf("fleet: %d ok · %d draining · %d fenced · %d unreachable · %d gone · %d cells",
+		t.OK, t.Draining, t.Fenced, t.Unreachable, t.Gone, t.Cells)
+	if t.DrainCells > 0 {
+		out += fmt.Sprintf(" · drain %d/%d released", t.DrainReleased, t.DrainCells)
+	}
+	return out
+}
+
+// detail is the selected node's pane: who it is, then its cells with phase
+// and epoch, at most budget of them (0: all).
+func (st styles) detail(s Snapshot, r NodeRow, width, budget int) []string {
+	title := fmt.Sprintf("── %s · %s · %s", orQ(r.Node), r.Addr, r.Status)
+	if r.State == nil {
+		return []string{st.title.Render(title), "no answer yet: nothing to show"}
+	}
+	n := r.State
+	title += fmt.Sprintf(" · session %s · version %s · up %s · rss %s · heap %s", orQ(n.Session), orQ(n.Version),
+		fmtMS(n.UptimeMS), fmtBytes(n.RSSBytes), fmtBytes(n.HeapBytes))
+	out := []string{st.title.Render(title)}
+	if !r.Status.Answering() {
+		out = append(out, st.faint.Render("as of the "+lastAnswer(s, r)))
+	}
+	if len(n.Cells) == 0 {
+		return append(out, "no resident cells")
+	}
+	const fixed = "  PHASE       EPOCH  IDLE      INFLIGHT"
+	nameW := len("CELL")
+	for _, c := range n.Cells {
+		nameW = max(nameW, lipgloss.Width(c.Cell))
+	}
+	if width > 0 {
+		nameW = max(12, min(nameW, width-lipgloss.Width(fixed)))
+	}
+	out = append(out, st.header.Render(fmt.Sprintf("%-*s%s", nameW, "CELL", fixed)))
+	shown := n.Cells
+	if budget > 0 && len(shown) > budget {
+		shown = shown[:max(0, budget-1)]
+	}
+	for _, c := range shown {
+		out = append(out, fmt.Sprintf("%-*s  %-10s  %5d  %-8s  %8d", nameW, truncate(c.Cell, nameW), c.Phase, c.Epoch, fmtMS(c.IdleMS), c.Inflight))
+	}
+	if more := len(n.Cells) - len(shown); more > 0 {
+		out = append(out, st.faint.Render(fmt.Sprintf("… %d more", more)))
+	}
+	return out
+}
+
+func orQ(s string) string {
+	if s == "" {
+		return "?"
+	}
+	return s
+}
+
+// truncate cuts s to w cells, marking the cut with an ellipsis.
+func truncate(s string, w int) string {
+	if lipgloss.Width(s) <= w {
+		return s
+	}
+	r := []rune(s)
+	for len(r) > 0 && lipgloss.Width(string(r))+1 > w {
+		r = r[:len(r)-1]
+	}
+	return string(r) + "…"
+}
+
+// fmtMS renders a duration in milliseconds compactly: 850ms, 8.1s, 3m20s,
+// 2h05m.
+func fmtMS(ms int64) string {
+	d := time.Duration(ms) * time.Millisecond
+	switch {
+	case d < time.Second:
+		return fmt.Sprintf("%dms", ms)
+	case d < time.Minute:
+		return fmt.Sprintf("%.1fs", d.Seconds())
+	case d < time.Hour:
+		return fmt.Sprintf("%dm%02ds", int(d.Minutes()), int(d.Seconds())%60)
+	default:
+		return fmt.Sprintf("%dh%02dm", int(d.Hours()), int(d.Minutes())%60)
+	}
+}
+
+func fmtBytes(b uint64) string {
+	const unit = 1024
+	if b < unit {
+		return fmt.Sprintf("%d B", b)
+	}
+	v, suffix := float64(b), []string{"KiB", "MiB", "GiB", "TiB"}
+	i := -1
+	for v >= unit && i < len(suffix)-1 {
+		v /= unit
+		i++
+	}
+	return fmt.Sprintf("%.1f %s", v, suffix[i])
+}
