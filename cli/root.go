@@ -132,6 +132,7 @@ func New(version string) *cli.Command {
 			devCommand(g),
 			cellCommand(g),
 			deployCommand(g),
+			topCommand(g),
 		},
 	}
 	for _, c := range root.Commands {

@@ -2,6 +2,7 @@ package tui
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"os"
 	"path/filepath"
@@ -147,7 +148,7 @@ func TestModel_View(t *testing.T) {
 		{"node_gone", []tea.Msg{size, ObservationMsg(normalFleet(t0)), ObservationMsg(bDraining(t0+1000, 6)), ObservationMsg(bGone(t0 + 2000))}},
 		{"errors", []tea.Msg{size, ObservationMsg(normalFleet(t0)), ObservationMsg(func() Observation {
 			o := normalFleet(t0 + 3000)
-			o.Listed, o.ListErr = false, "list node leases: list nodes/: bucket unavailable: dial tcp 127.0.0.1:9000: connection refused"
+			o.Listed, o.ListErr = false, errors.New("list node leases: list nodes/: bucket unavailable: dial tcp 127.0.0.1:9000: connection refused")
 			for i := range o.Nodes {
 				o.Nodes[i].Lease = nil
 			}

@@ -131,7 +131,10 @@ func Merge(prev Snapshot, obs Observation) Snapshot {
 		old, known := rows[o.Addr]
 		rows[o.Addr] = mergeNode(old, known, o, obs)
 	}
-	next := Snapshot{NowMS: obs.AtMS, Polls: prev.Polls + 1, Error: obs.ListErr, Nodes: make([]NodeRow, 0, len(rows))}
+	next := Snapshot{NowMS: obs.AtMS, Polls: prev.Polls + 1, Nodes: make([]NodeRow, 0, len(rows))}
+	if obs.ListErr != nil {
+		next.Error = obs.ListErr.Error()
+	}
 	for _, r := range rows {
 		next.Nodes = append(next.Nodes, r)
 	}

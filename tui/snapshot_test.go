@@ -1,6 +1,7 @@
 package tui
 
 import (
+	"errors"
 	"testing"
 
 	"github.com/celldgo/celld/server/api"
@@ -22,7 +23,7 @@ func TestMerge(t *testing.T) {
 	listed := func(nodes ...NodeObservation) Observation { return Observation{AtMS: t0, Listed: true, Nodes: nodes} }
 	static := func(nodes ...NodeObservation) Observation { return Observation{AtMS: t0, Static: true, Nodes: nodes} }
 	listFailed := func(nodes ...NodeObservation) Observation {
-		return Observation{AtMS: t0, ListErr: "bucket unavailable", Nodes: nodes}
+		return Observation{AtMS: t0, ListErr: errors.New("bucket unavailable"), Nodes: nodes}
 	}
 
 	cases := []struct {

@@ -39,8 +39,9 @@ type Observation struct {
 	// Listed: the leases were read this time, so a node with no lease in
 	// Nodes has none in the bucket.
 	Listed bool
-	// ListErr is why the leases could not be read (Listed is false).
-	ListErr string
+	// ListErr is why the leases could not be read (Listed is false); it
+	// keeps the store's classification for the caller's exit code.
+	ListErr error
 	// Static: the nodes were named by address (--node); no bucket is read.
 	Static bool
 	Nodes  []NodeObservation
@@ -122,7 +123,7 @@ func (b *BucketSource) Poll(ctx context.Context, tracked []string) Observation {
 	byAddr := map[string]NodeObservation{}
 	leases, err := fleet.ListLeases(ctx, b.Store)
 	if err != nil {
-		obs.ListErr = err.Error()
+		obs.ListErr = err
 	} else {
 		obs.Listed = true
 		for _, li := range leases {

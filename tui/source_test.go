@@ -64,7 +64,7 @@ func TestBucketSource_Poll(t *testing.T) {
 
 	src := &BucketSource{Store: store, Client: StateClient{HTTP: &http.Client{Timeout: time.Second}}, Now: func() time.Time { return now }}
 	obs := src.Poll(context.Background(), []string{tracked})
-	if !obs.Listed || obs.ListErr != "" || obs.AtMS != t0 {
+	if !obs.Listed || obs.ListErr != nil || obs.AtMS != t0 {
 		t.Fatalf("listed=%v err=%q at=%d, want listed at %d", obs.Listed, obs.ListErr, obs.AtMS, t0)
 	}
 	got := map[string]NodeObservation{}
@@ -106,7 +106,7 @@ func TestBucketSource_ListFails(t *testing.T) {
 	})
 	addr := stateServer(t, api.State{Node: "a", Health: "ok"})
 	obs := (&BucketSource{Store: store}).Poll(context.Background(), []string{addr})
-	if obs.Listed || obs.ListErr == "" {
+	if obs.Listed || obs.ListErr == nil {
 		t.Fatalf("listed=%v err=%q, want a listing error", obs.Listed, obs.ListErr)
 	}
 	if len(obs.Nodes) != 1 || obs.Nodes[0].State == nil {
