@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -16,6 +17,12 @@ func TestCheckEnv(t *testing.T) {
 		{[]string{"CELLD_TTL_M=5000"}, "unknown variable CELLD_TTL_M: did you mean CELLD_TTL_MS?"},
 		{[]string{"CELLD_BUCKT=s3://x"}, "did you mean CELLD_BUCKET?"},
 		{[]string{"CELLD_SOMETHING_ELSE_ENTIRELY=1"}, ""},
+		{[]string{"CELLD_RELEASES=4"}, ""},
+		{[]string{"CELLD_RELEASES=0"}, `CELLD_RELEASES="0": want an integer from 1 to 100000 (default 128)`},
+		{[]string{"CELLD_RELEASES=abc"}, `CELLD_RELEASES="abc": want an integer from 1 to 100000`},
+		{[]string{"CELLD_RELEASE=4"}, "unknown variable CELLD_RELEASE: did you mean CELLD_RELEASES?"},
+		{[]string{"CELLD_SHUTDOWN_DRAIN_MS=-5"}, `CELLD_SHUTDOWN_DRAIN_MS="-5": want an integer from 1 to 3600000`},
+		{[]string{"CELLD_SHUTDOWN_DRAN_MS=5"}, "did you mean CELLD_SHUTDOWN_DRAIN_MS?"},
 	}
 	for _, tc := range tests {
 		t.Setenv("CELLD_TTL_MS", "")
@@ -56,6 +63,24 @@ func TestCheckAdvertise(t *testing.T) {
 			t.Errorf("%+v: unexpected %v", tc.o, err)
 		case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want) || ExitCode(err) != ExitUsage):
 			t.Errorf("%+v: got %v, want exit 2 mentioning %q", tc.o, err, tc.want)
+		}
+	}
+}
+
+// celld serve --help lists every variable the node reads, with its default.
+func TestServeHelpListsEveryVariable(t *testing.T) {
+	root := New("test")
+	var out strings.Builder
+	root.Writer = &out
+	if err := root.Run(t.Context(), []string{"celld", "serve", "--help"}); err != nil {
+		t.Fatal(err)
+	}
+	for _, v := range envVars {
+		if !strings.Contains(out.String(), v.Name) {
+			t.Errorf("serve --help does not mention %s", v.Name)
+		}
+		if v.Default != "" && !regexp.MustCompile(regexp.QuoteMeta(v.Name)+` +default `+regexp.QuoteMeta(v.Default)+` `).MatchString(out.String()) {
+			t.Errorf("serve --help does not give the default of %s (%s)", v.Name, v.Default)
 		}
 	}
 }

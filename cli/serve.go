@@ -59,6 +59,14 @@ func serveCommand(g *globals) *cli.Command {
 			if err != nil {
 				return err
 			}
+			releases, err := envInt("CELLD_RELEASES")
+			if err != nil {
+				return err
+			}
+			drainMS, err := envInt("CELLD_SHUTDOWN_DRAIN_MS")
+			if err != nil {
+				return err
+			}
 			stateDir := os.Getenv("CELLD_WATCH")
 			if o.Node == "" {
 				if o.Node, err = os.Hostname(); err != nil {
@@ -75,6 +83,8 @@ func serveCommand(g *globals) *cli.Command {
 				Version: cmd.Root().Version, TTL: time.Duration(ttl) * time.Millisecond, Logger: log, WaitForPrevious: true,
 				StateDir: stateDir, IdleEvict: time.Duration(idle) * time.Second, MaxResident: int(maxResident),
 				LTXRetention: time.Duration(retention) * time.Second,
+				Releases:     int(releases), DrainTimeout: time.Duration(drainMS) * time.Millisecond,
+				Builtins: builtinHandlers,
 			})
 			var fe *server.FenceError
 			var sf *server.StoreFaultError

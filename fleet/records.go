@@ -122,7 +122,9 @@ type CellInfo struct {
 	Own       core.Own `json:"own"`
 	OwnerLive bool     `json:"owner_live"` // the named session holds an unexpired lease
 	Advertise string   `json:"advertise,omitempty"`
-	Err       string   `json:"error,omitempty"`
+	// LeaseExpires is the live owner's published lease expiry (unix ms).
+	LeaseExpires int64  `json:"lease_expires_ms,omitempty"`
+	Err          string `json:"error,omitempty"`
 }
 
 // ListCells reads every ownership record under cells/, sorted by cell,
@@ -162,7 +164,7 @@ func ListCells(ctx context.Context, s bucket.Store, now int64) ([]CellInfo, erro
 		} else {
 			ci.Own = own
 			if l, ok := bySession[own.Session]; ok && !own.Released && l.Expires > now {
-				ci.OwnerLive, ci.Advertise = true, l.Advertise
+				ci.OwnerLive, ci.Advertise, ci.LeaseExpires = true, l.Advertise, l.Expires
 			}
 		}
 		out = append(out, ci)
@@ -202,7 +204,7 @@ func LookupCell(ctx context.Context, s bucket.Store, cell string, now int64) (Ce
 		return ci, fmt.Errorf("read %s: %w", core.LeaseKey(own.Node), err)
 	}
 	if l.Session == own.Session && l.Expires > now {
-		ci.OwnerLive, ci.Advertise = true, l.Advertise
+		ci.OwnerLive, ci.Advertise, ci.LeaseExpires = true, l.Advertise, l.Expires
 	}
 	return ci, nil
 }

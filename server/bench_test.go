@@ -28,6 +28,7 @@ import (
 	"github.com/celldgo/celld/deploy"
 	"github.com/celldgo/celld/fleet/core"
 	"github.com/celldgo/celld/internal/miniotest"
+	"github.com/celldgo/celld/server/api"
 	"github.com/celldgo/celld/worker"
 )
 
@@ -192,13 +193,13 @@ func benchCellName(class, name string) string {
 }
 
 // cellsOn lists the cells a node shows in /state.
-func benchCells(c *http.Client, n *benchNode) ([]CellState, error) {
+func benchCells(c *http.Client, n *benchNode) ([]api.Cell, error) {
 	body, err := benchGetOK(c, n.internal+"/state")
 	if err != nil {
 		return nil, err
 	}
 	var st struct {
-		Cells []CellState `json:"cells"`
+		Cells []api.Cell `json:"cells"`
 	}
 	if err := json.Unmarshal([]byte(body), &st); err != nil {
 		return nil, err

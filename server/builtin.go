@@ -162,9 +162,6 @@ func (r remote) callCell(ctx context.Context, name string, req []byte) ([]byte, 
 			pe.Error = strings.TrimSpace(string(data))
 		}
 		return nil, &requestError{msg: pe.Error}
-	case http.StatusServiceUnavailable:
-		r.p.objects.forgetRemote(name)
-		return nil, fmt.Errorf("%w: peer %s answered 503: %s", worker.ErrObjectClosed, r.node, strings.TrimSpace(string(data)))
 	default:
 		return nil, fmt.Errorf("peer %s answered %d: %s", r.node, resp.StatusCode, strings.TrimSpace(string(data)))
 	}
@@ -200,6 +197,6 @@ func (p *peer) serveCellCall(w http.ResponseWriter, r *http.Request) {
 	case errors.As(err, &else_):
 		writeJSON(w, http.StatusMisdirectedRequest, peerMoved{Node: else_.Node, Advertise: else_.Advertise})
 	default:
-		http.Error(w, err.Error(), http.StatusServiceUnavailable)
+		peerUnavailable(w, err)
 	}
 }

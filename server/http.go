@@ -54,6 +54,10 @@ func (s *node) serveWorker(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "node is not serving (lease lost)", http.StatusServiceUnavailable)
 		return
 	}
+	if s.objects.drain.active.Load() {
+		drainRefuse(w)
+		return
+	}
 	ap := s.apps.current()
 	if ap == nil {
 		http.Error(w, "no Worker deployed: run celld deploy", http.StatusServiceUnavailable)
@@ -65,10 +69,23 @@ func (s *node) serveWorker(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	resp, err := ap.rt.Fetch(r.Context(), req)
+	if err != nil && s.objects.drain.active.Load() {
+		// Most likely the Worker needed a cell this draining node may not
+		// acquire: the client retries on another node.
+		s.log.Info("worker fetch failed while draining; answered 503", "url", req.URL, "err", err)
+		drainRefuse(w)
+		return
+	}
 	if err != nil {
 		s.log.Error("worker fetch failed", "url", req.URL, "err", err)
 		http.Error(w, "Internal Server Error", http.StatusInternalServerError)
 		return
 	}
 	writeWorkerResponse(w, resp)
+}
+
+func drainRefuse(w http.ResponseWriter) {
+	w.Header().Set("Connection", "close")
+	w.Header().Set("Retry-After", "0")
+	http.Error(w, "node is draining; retry on another node", http.StatusServiceUnavailable)
 }

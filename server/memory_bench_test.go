@@ -15,6 +15,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/celldgo/celld/server/api"
 )
 
 // residentCells is how many counters BenchmarkResidentCells activates.
@@ -140,7 +142,7 @@ func ownedCells(tb testing.TB, internal string) int {
 	}
 	defer resp.Body.Close()
 	var st struct {
-		Cells []CellState `json:"cells"`
+		Cells []api.Cell `json:"cells"`
 	}
 	if err := json.NewDecoder(resp.Body).Decode(&st); err != nil {
 		tb.Fatal(err)

@@ -8,7 +8,6 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
-	"sort"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -45,6 +44,9 @@ type objects struct {
 	residents  map[string]*resident
 	activating map[string]*activation
 	stopping   map[string]chan struct{}
+	releasing  map[string]bool // the stopping cells a drain is releasing
+
+	drain drainState
 }
 
 var _ worker.ObjectHost = (*objects)(nil)
@@ -78,7 +80,7 @@ type activation struct {
 
 func newObjects(store bucket.Store, f *fleet.Node, stateDir string, idle time.Duration, log *slog.Logger) *objects {
 	return &objects{store: store, fleet: f, stateDir: stateDir, idle: idle, log: log,
-		residents: map[string]*resident{}, activating: map[string]*activation{}, stopping: map[string]chan struct{}{},
+		residents: map[string]*resident{}, activating: map[string]*activation{}, stopping: map[string]chan struct{}{}, releasing: map[string]bool{},
 		remotes: map[string]remoteEntry{}}
 }
 
@@ -194,6 +196,12 @@ func (o *objects) local(ctx context.Context, class, id string) (worker.ObjectHan
 			o.stopAll([]*resident{victim}, "replaced")
 			continue
 		}
+		if o.drain.active.Load() {
+			// A draining node never acquires a cell: a new request for a
+			// just-released cell would undo the handoff.
+			o.mu.Unlock()
+			return nil, o.drainRoute(ctx, name)
+		}
 		if o.max > 0 && len(o.residents)+len(o.activating) >= o.max {
 			n := len(o.residents)
 			o.mu.Unlock()
@@ -241,7 +249,9 @@ func (o *objects) activate(ctx context.Context, ap *app, name, class, id string)
 	}
 	// The bucket is the truth: rebuild the file from the newest epoch's
 	// chain before the constructor runs.
+	o.drain.restoring.Add(1)
 	info, err := cell.Restore(ctx, o.store, name, path)
+	o.drain.restoring.Add(-1)
 	if err != nil {
 		return fail(fmt.Errorf("activate %s: restore: %w", name, err))
 	}
@@ -304,42 +314,49 @@ func (o *objects) stopAll(rs []*resident, why string) {
 		go func() {
 			defer wg.Done()
 			defer func() { <-sem }()
-			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-			defer cancel()
-			if err := r.closeObject(ctx); err != nil {
-				o.log.Warn("stop object", "cell", r.cell, "err", err)
-			}
-			// Everything committed goes to the bucket before the cell is
-			// released, so the next owner restores all of it.
-			if err := r.repl.Close(ctx); err != nil {
-				o.log.Error("flush cell to the bucket", "cell", r.cell, "err", err)
-			}
-			if o.retention > 0 && r.owner.Context().Err() == nil {
-				confirm := func(ctx context.Context) error { return o.fleet.Confirm(ctx, r.cell, r.owner.Epoch) }
-				if n, err := cell.Retire(ctx, o.store, r.cell, o.retention, time.Now(), confirm); err != nil {
-					o.log.Warn("retire old LTX history", "cell", r.cell, "err", err)
-				} else if n > 0 {
-					o.log.Debug("retired old LTX history", "cell", r.cell, "objects", n)
-				}
-			}
-			if err := r.db.Close(); err != nil {
-				o.log.Warn("close cell database", "cell", r.cell, "err", err)
-			}
-			if r.owner.Context().Err() == nil {
-				if err := o.fleet.Release(ctx, r.cell); err != nil {
-					o.log.Warn("release cell", "cell", r.cell, "err", err)
-				}
-			}
-			o.log.Debug("cell stopped", "cell", r.cell, "why", why)
-			o.mu.Lock()
-			if ch := o.stopping[r.cell]; ch != nil {
-				close(ch)
-				delete(o.stopping, r.cell)
-			}
-			o.mu.Unlock()
+			o.stopOne(r, why)
 		}()
 	}
 	wg.Wait()
+}
+
+// stopOne stops a detached resident: the object, then everything
+// committed to the bucket, then the database, then ownership.
+func (o *objects) stopOne(r *resident, why string) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := r.closeObject(ctx); err != nil {
+		o.log.Warn("stop object", "cell", r.cell, "err", err)
+	}
+	// Everything committed goes to the bucket before the cell is
+	// released, so the next owner restores all of it.
+	if err := r.repl.Close(ctx); err != nil {
+		o.log.Error("flush cell to the bucket", "cell", r.cell, "err", err)
+	}
+	if o.retention > 0 && r.owner.Context().Err() == nil {
+		confirm := func(ctx context.Context) error { return o.fleet.Confirm(ctx, r.cell, r.owner.Epoch) }
+		if n, err := cell.Retire(ctx, o.store, r.cell, o.retention, time.Now(), confirm); err != nil {
+			o.log.Warn("retire old LTX history", "cell", r.cell, "err", err)
+		} else if n > 0 {
+			o.log.Debug("retired old LTX history", "cell", r.cell, "objects", n)
+		}
+	}
+	if err := r.db.Close(); err != nil {
+		o.log.Warn("close cell database", "cell", r.cell, "err", err)
+	}
+	if r.owner.Context().Err() == nil {
+		if err := o.fleet.Release(ctx, r.cell); err != nil {
+			o.log.Warn("release cell", "cell", r.cell, "err", err)
+		}
+	}
+	o.log.Debug("cell stopped", "cell", r.cell, "why", why)
+	o.mu.Lock()
+	if ch := o.stopping[r.cell]; ch != nil {
+		close(ch)
+		delete(o.stopping, r.cell)
+	}
+	delete(o.releasing, r.cell)
+	o.mu.Unlock()
 }
 
 // evictIdle stops objects idle longer than the idle timeout.
@@ -379,32 +396,6 @@ func (o *objects) closeAll() {
 	}
 	o.mu.Unlock()
 	o.stopAll(victims, "shutdown")
-}
-
-// CellState is a resident cell as /state shows it.
-type CellState struct {
-	Cell   string `json:"cell"`
-	Phase  string `json:"phase"`
-	Epoch  uint64 `json:"epoch"`
-	IdleMS int64  `json:"idle_ms"`
-}
-
-func (o *objects) snapshot() []CellState {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	out := []CellState{}
-	now := time.Now()
-	for _, r := range o.residents {
-		out = append(out, CellState{Cell: r.cell, Phase: "owned", Epoch: r.owner.Epoch, IdleMS: now.Sub(time.Unix(0, r.lastUsed.Load())).Milliseconds()})
-	}
-	for name := range o.activating {
-		out = append(out, CellState{Cell: name, Phase: "activating"})
-	}
-	for name := range o.stopping {
-		out = append(out, CellState{Cell: name, Phase: "releasing"})
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Cell < out[j].Cell })
-	return out
 }
 
 // handle delivers events to a resident and holds every output in the

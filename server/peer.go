@@ -118,9 +118,21 @@ func (p *peer) serve(h peerHandler) http.HandlerFunc {
 				writeJSON(w, http.StatusMisdirectedRequest, peerMoved{Node: else_.Node, Advertise: else_.Advertise})
 				return
 			}
-			http.Error(w, err.Error(), http.StatusServiceUnavailable)
+			peerUnavailable(w, err)
 		}
 	}
+}
+
+// headerUndelivered on a 503 says the event never reached an object (it
+// was closing, or this node is draining): the sender resolves the cell
+// again and retries.
+const headerUndelivered = "Celld-Undelivered"
+
+func peerUnavailable(w http.ResponseWriter, err error) {
+	if errors.Is(err, worker.ErrObjectClosed) {
+		w.Header().Set(headerUndelivered, "1")
+	}
+	http.Error(w, err.Error(), http.StatusServiceUnavailable)
 }
 
 func (p *peer) serveFetch(ctx context.Context, w http.ResponseWriter, class, id string, _ url.Values, body []byte) error {
@@ -214,6 +226,10 @@ func (r remote) post(ctx context.Context, path string, query url.Values, body []
 	data, err := io.ReadAll(io.LimitReader(resp.Body, maxBody+1))
 	if err != nil {
 		return nil, nil, fmt.Errorf("read reply of %s: %w", r.node, err)
+	}
+	if resp.StatusCode == http.StatusServiceUnavailable && resp.Header.Get(headerUndelivered) != "" {
+		r.p.objects.forgetRemote(r.class + ":" + r.id)
+		return nil, nil, fmt.Errorf("%w: %s refused it: %s", worker.ErrObjectClosed, r.node, bytes.TrimSpace(data))
 	}
 	if resp.StatusCode == http.StatusMisdirectedRequest {
 		r.p.objects.forgetRemote(r.class + ":" + r.id)

@@ -13,6 +13,7 @@ import (
 
 	"github.com/celldgo/celld/bucket"
 	"github.com/celldgo/celld/deploy"
+	"github.com/celldgo/celld/server/api"
 )
 
 type testNode struct {
@@ -89,14 +90,14 @@ func TestPeer_ForwardsToTheOwner(t *testing.T) {
 			t.Fatalf("request %d: %d %q, want 200 %q", i, status, body, want)
 		}
 	}
-	cellsOf := func(n testNode) []CellState {
+	cellsOf := func(n testNode) []api.Cell {
 		resp, err := http.Get(n.internal + "/state")
 		if err != nil {
 			t.Fatal(err)
 		}
 		defer resp.Body.Close()
 		var st struct {
-			Cells []CellState `json:"cells"`
+			Cells []api.Cell `json:"cells"`
 		}
 		json.NewDecoder(resp.Body).Decode(&st)
 		return st.Cells

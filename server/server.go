@@ -50,6 +50,11 @@ type Options struct {
 	// LTXRetention deletes LTX history below the newest snapshot once this
 	// old (CELLD_LTX_RETENTION_SECS); 0 keeps everything.
 	LTXRetention time.Duration
+	// Releases bounds the cell releases in flight during a drain
+	// (CELLD_RELEASES). Default 128.
+	Releases int
+	// DrainTimeout bounds a drain (CELLD_SHUTDOWN_DRAIN_MS). Default 25s.
+	DrainTimeout time.Duration
 	// Builtins run built-in cells (d1:, kv:) by kind.
 	Builtins map[string]cell.Handler
 }
@@ -61,6 +66,10 @@ type node struct {
 	fleet   *fleet.Node
 	apps    *apps
 	objects *objects
+
+	advertise string
+	started   time.Time
+	shutdown  chan shutdownRequest // POST /shutdown
 }
 
 // ErrFenced is returned by Run when the node fenced itself.
@@ -136,7 +145,14 @@ func Run(ctx context.Context, o Options) error {
 	objs.max = o.MaxResident
 	objs.retention = o.LTXRetention
 	objs.builtins = o.Builtins
-	n := &node{opts: o, log: log, fleet: fn, apps: &apps{store: o.Store, log: log, objects: objs}, objects: objs}
+	if o.Releases <= 0 {
+		o.Releases = 128
+	}
+	if o.DrainTimeout <= 0 {
+		o.DrainTimeout = 25 * time.Second
+	}
+	n := &node{opts: o, log: log, fleet: fn, apps: &apps{store: o.Store, log: log, objects: objs}, objects: objs,
+		advertise: advertise, shutdown: make(chan shutdownRequest, 1)}
 	if err := n.apps.refresh(ctx); err != nil {
 		fn.Close(context.Background())
 		return err
@@ -148,14 +164,15 @@ func Run(ctx context.Context, o Options) error {
 	}
 	go n.apps.watch(wctx, o.Poll)
 	go objs.evictLoop(wctx)
-	started := time.Now()
+	n.started = time.Now()
 	log.Info("node serving", "node", o.Node, "session", fn.Session(), "listen", pub.Addr().String(), "internal", internal.Addr().String(), "advertise", advertise)
 
 	pubMux := http.NewServeMux()
 	pubMux.HandleFunc("/", n.serveWorker)
 	pubMux.HandleFunc("GET /__celld/health", func(w http.ResponseWriter, r *http.Request) {
-		if !fn.Serving() {
-			writeJSON(w, http.StatusServiceUnavailable, map[string]any{"ok": false})
+		if !fn.Serving() || objs.drain.active.Load() {
+			w.Header().Set("Connection", "close")
+			writeJSON(w, http.StatusServiceUnavailable, map[string]any{"ok": false, "draining": objs.drain.active.Load()})
 			return
 		}
 		writeJSON(w, http.StatusOK, map[string]any{"ok": true})
@@ -163,16 +180,9 @@ func Run(ctx context.Context, o Options) error {
 	intMux := http.NewServeMux()
 	objs.peer.routes(intMux)
 	intMux.HandleFunc("GET /state", func(w http.ResponseWriter, r *http.Request) {
-		health := "ok"
-		if !fn.Serving() {
-			health = "fenced"
-		}
-		writeJSON(w, http.StatusOK, map[string]any{
-			"node": o.Node, "session": fn.Session(), "version": o.Version, "advertise": advertise,
-			"health": health, "draining": false, "lease_expires": fn.Expires().UnixMilli(),
-			"uptime_ms": time.Since(started).Milliseconds(), "cells": objs.snapshot(),
-		})
+		writeJSON(w, http.StatusOK, n.state())
 	})
+	intMux.HandleFunc("POST /shutdown", n.serveShutdown)
 	pubSrv := &http.Server{Handler: pubMux, ReadHeaderTimeout: 10 * time.Second}
 	intSrv := &http.Server{Handler: intMux, ReadHeaderTimeout: 10 * time.Second}
 	go pubSrv.Serve(pub)
@@ -188,15 +198,11 @@ func Run(ctx context.Context, o Options) error {
 		// Write nothing more; exit at once.
 		return &FenceError{Reason: fn.FenceReason()}
 	case <-ctx.Done():
-		log.Info("shutting down", "node", o.Node)
-		cctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		pubSrv.Shutdown(cctx)
-		objs.closeAll()
-		if ap := n.apps.current(); ap != nil {
-			ap.close(n.apps)
-		}
-		return fn.Close(cctx)
+		log.Info("shutting down", "node", o.Node, "cause", "signal")
+		return n.drainAndStop(pubSrv, false)
+	case req := <-n.shutdown:
+		log.Info("shutting down", "node", o.Node, "cause", "POST /shutdown")
+		return n.drainAndStop(pubSrv, req.preserve)
 	}
 }
 

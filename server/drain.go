@@ -1,0 +1,318 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"os"
+	"runtime"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/celldgo/celld/fleet"
+	"github.com/celldgo/celld/server/api"
+	"github.com/celldgo/celld/worker"
+)
+
+// Graceful drain (SIGTERM, SIGINT, POST /shutdown): health answers 503, new
+// requests get 503 with Connection: close, in-flight requests finish, and
+// every resident cell is released — flushed to the bucket, own.json set to
+// released — with at most Options.Releases releases in flight, a cell
+// serving a request once that request ends. Peers take released cells over
+// at once: a released record needs no lease wait. A draining node never
+// acquires a cell.
+
+// drainState is the drain's progress, read by /state.
+type drainState struct {
+	active    atomic.Bool
+	preserve  bool // set before active
+	started   time.Time
+	deadline  time.Time
+	cells     atomic.Int64 // resident or activating when the drain began
+	released  atomic.Int64
+	restoring atomic.Int32 // activations rebuilding from the bucket (any time)
+}
+
+// errDraining: the node is draining and acquires no cell.
+var errDraining = fmt.Errorf("%w: node is draining and acquires no cells", worker.ErrObjectClosed)
+
+// drainRoute answers a request for a cell this draining node does not hold:
+// a live owner elsewhere is named (the call is forwarded there), anything
+// else is errDraining.
+func (o *objects) drainRoute(ctx context.Context, name string) error {
+	ci, err := fleet.LookupCell(ctx, o.store, name, time.Now().UnixMilli())
+	if err == nil && ci.OwnerLive && ci.Advertise != "" && ci.Own.Session != o.fleet.Session() {
+		return &fleet.ElsewhereError{Cell: name, Node: ci.Own.Node, Advertise: ci.Advertise, Expires: time.UnixMilli(ci.LeaseExpires)}
+	}
+	return errDraining
+}
+
+// counts returns the cell counters.
+func (o *objects) counts() api.Counters {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	c := api.Counters{Occupied: len(o.residents), Activating: len(o.activating), Restoring: int(o.drain.restoring.Load())}
+	c.Releasing = len(o.releasing)
+	c.Evicting = len(o.stopping) - c.Releasing
+	return c
+}
+
+// cells lists the cells for /state.
+func (o *objects) cells() []api.Cell {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	out := make([]api.Cell, 0, len(o.residents)+len(o.activating)+len(o.stopping))
+	now := time.Now()
+	for _, r := range o.residents {
+		out = append(out, api.Cell{Cell: r.cell, Phase: "owned", Epoch: r.owner.Epoch,
+			IdleMS: now.Sub(time.Unix(0, r.lastUsed.Load())).Milliseconds(), Inflight: int(r.inflight.Load())})
+	}
+	for name := range o.activating {
+		out = append(out, api.Cell{Cell: name, Phase: "activating"})
+	}
+	for name := range o.stopping {
+		phase := "evicting"
+		if o.releasing[name] {
+			phase = "releasing"
+		}
+		out = append(out, api.Cell{Cell: name, Phase: phase})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Cell < out[j].Cell })
+	return out
+}
+
+// beginDrain marks the node draining; it reports false if it already was.
+func (o *objects) beginDrain(preserve bool, timeout time.Duration) bool {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.drain.active.Load() {
+		return false
+	}
+	o.drain.preserve = preserve
+	o.drain.started = time.Now()
+	o.drain.deadline = o.drain.started.Add(timeout)
+	o.drain.cells.Store(int64(len(o.residents) + len(o.activating)))
+	o.drain.active.Store(true)
+	return true
+}
+
+// takeIdle detaches up to n residents serving nothing, marking them
+// released-by-drain.
+func (o *objects) takeIdle(n int) []*resident {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	var out []*resident
+	for _, r := range o.residents {
+		if len(out) >= n {
+			break
+		}
+		if r.inflight.Load() == 0 && r.busy() == 0 {
+			out = append(out, o.detach(r))
+			o.releasing[r.cell] = true
+		}
+	}
+	return out
+}
+
+// releaseAll is the handoff drain: it releases every resident cell with at
+// most limit releases in flight, and returns when none is left or the
+// deadline passes.
+func (o *objects) releaseAll(limit int, deadline time.Time) error {
+	sem := make(chan struct{}, limit)
+	tick := time.NewTicker(2 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		c := o.counts()
+		if c.Occupied == 0 && c.Activating == 0 && c.Releasing == 0 {
+			return nil
+		}
+		if !time.Now().Before(deadline) {
+			return fmt.Errorf("drain deadline passed with %d resident, %d activating, %d releasing", c.Occupied, c.Activating, c.Releasing)
+		}
+		if free := cap(sem) - len(sem); free > 0 {
+			for _, r := range o.takeIdle(free) {
+				sem <- struct{}{}
+				go func() {
+					defer func() { <-sem }()
+					o.stopOne(r, "drain")
+					o.drain.released.Add(1)
+				}()
+			}
+		}
+		<-tick.C
+	}
+}
+
+// quiesce is the preserve drain: it waits until no cell is activating or
+// being evicted and no request is running in a cell, keeping ownership.
+// Everything committed is flushed to the bucket, but the cells stay owned.
+func (o *objects) quiesce(deadline time.Time) error {
+	for {
+		c := o.counts()
+		busy := 0
+		o.mu.Lock()
+		for _, r := range o.residents {
+			if r.inflight.Load() > 0 || r.busy() > 0 {
+				busy++
+			}
+		}
+		o.mu.Unlock()
+		if c.Activating == 0 && c.Evicting == 0 && busy == 0 {
+			return nil
+		}
+		if !time.Now().Before(deadline) {
+			return fmt.Errorf("drain deadline passed with %d activating, %d evicting, %d busy", c.Activating, c.Evicting, busy)
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+}
+
+// state is the answer of GET /state.
+func (n *node) state() api.State {
+	o := n.objects
+	fn := n.fleet
+	st := api.State{
+		Node: n.opts.Node, Session: fn.Session(), Version: n.opts.Version, Advertise: n.advertise,
+		Health: "ok", Counters: o.counts(), Cells: o.cells(),
+		UptimeMS: time.Since(n.started).Milliseconds(), LeaseExpiresMS: fn.Expires().UnixMilli(), NowMS: time.Now().UnixMilli(),
+	}
+	if o.drain.active.Load() {
+		st.Draining, st.Health, st.Mode = true, "draining", "handoff"
+		if o.drain.preserve {
+			st.Mode = "preserve"
+		}
+		st.DrainStartMS = o.drain.started.UnixMilli()
+		st.DrainDeadlineMS = o.drain.deadline.UnixMilli()
+		st.DrainCells = int(o.drain.cells.Load())
+		st.DrainReleased = int(o.drain.released.Load())
+	}
+	if !fn.Serving() {
+		st.Health = "fenced"
+	}
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	st.HeapBytes = ms.HeapAlloc
+	st.RSSBytes = rss()
+	return st
+}
+
+// rss is the process's resident set size (Linux; 0 elsewhere).
+func rss() uint64 {
+	data, err := os.ReadFile("/proc/self/statm")
+	if err != nil {
+		return 0
+	}
+	f := strings.Fields(string(data))
+	if len(f) < 2 {
+		return 0
+	}
+	pages, err := strconv.ParseUint(f[1], 10, 64)
+	if err != nil {
+		return 0
+	}
+	return pages * uint64(os.Getpagesize())
+}
+
+// shutdownRequest is a POST /shutdown: a drain asked for over the operator
+// API.
+type shutdownRequest struct{ preserve bool }
+
+// serveShutdown starts a drain (POST /shutdown[?handoff=preserve]).
+func (n *node) serveShutdown(w http.ResponseWriter, r *http.Request) {
+	mode := r.URL.Query().Get("handoff")
+	if mode != "" && mode != "preserve" && mode != "release" {
+		http.Error(w, fmt.Sprintf("handoff=%q: want preserve, or nothing for a releasing drain", mode), http.StatusBadRequest)
+		return
+	}
+	select {
+	case n.shutdown <- shutdownRequest{preserve: mode == "preserve"}:
+	default: // a drain is already under way
+	}
+	m := "handoff"
+	if mode == "preserve" {
+		m = "preserve"
+	}
+	writeJSON(w, http.StatusAccepted, map[string]any{"draining": true, "mode": m})
+}
+
+// drainAndStop runs the drain, then stops the listeners and drops the
+// lease. It never waits past the drain deadline plus a few bounded steps.
+func (n *node) drainAndStop(pub *http.Server, preserve bool) error {
+	o := n.objects
+	timeout := n.opts.DrainTimeout
+	if !o.beginDrain(preserve, timeout) {
+		return nil
+	}
+	deadline := o.drain.deadline
+	pub.SetKeepAlivesEnabled(false)
+	mode := "handoff"
+	if preserve {
+		mode = "preserve"
+	}
+	n.log.Info("draining", "node", n.opts.Node, "mode", mode, "cells", o.drain.cells.Load(), "releases", n.opts.Releases, "timeout", timeout)
+	var err error
+	if preserve {
+		err = o.quiesce(deadline)
+		if err == nil {
+			err = o.flushAll(deadline)
+		}
+	} else {
+		err = o.releaseAll(n.opts.Releases, deadline)
+	}
+	if err != nil {
+		n.log.Warn("drain incomplete", "err", err)
+	}
+	n.log.Info("drained", "node", n.opts.Node, "mode", mode, "released", o.drain.released.Load(), "took", time.Since(o.drain.started).Round(time.Millisecond))
+	// In-flight requests that touch no cell get what is left of the
+	// deadline (at least a moment).
+	sctx, cancel := context.WithDeadline(context.Background(), later(deadline, time.Now().Add(100*time.Millisecond)))
+	pub.Shutdown(sctx)
+	cancel()
+	if ap := n.apps.current(); ap != nil && !preserve {
+		ap.close(n.apps)
+	}
+	cctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	return n.fleet.Close(cctx)
+}
+
+func later(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
+}
+
+// flushAll uploads everything committed in every resident cell, keeping
+// the cells owned (preserve mode).
+func (o *objects) flushAll(deadline time.Time) error {
+	o.mu.Lock()
+	rs := make([]*resident, 0, len(o.residents))
+	for _, r := range o.residents {
+		rs = append(rs, r)
+	}
+	o.mu.Unlock()
+	ctx, cancel := context.WithDeadline(context.Background(), deadline)
+	defer cancel()
+	var mu sync.Mutex
+	var errs []error
+	var wg sync.WaitGroup
+	for _, r := range rs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := r.repl.WaitDurable(ctx, r.repl.Captured()); err != nil {
+				mu.Lock()
+				errs = append(errs, fmt.Errorf("%s: %w", r.cell, err))
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}
