@@ -4,9 +4,12 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"os/exec"
 	"strings"
 	"testing"
 	"time"
@@ -185,4 +188,25 @@ func TestTop_Errors(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestTop_E2E runs scripts/top-e2e: two real nodes on a file:// bucket, a
+// drain, and celld top under tmux. It builds the binary, so it runs only in
+// CI (CI=true) or when CELLD_TOP_E2E=1.
+func TestTop_E2E(t *testing.T) {
+	if os.Getenv("CI") != "true" && os.Getenv("CELLD_TOP_E2E") != "1" {
+		t.Skip("set CELLD_TOP_E2E=1 to run the tmux end-to-end test (CI runs it)")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "bash", "../scripts/top-e2e")
+	out, err := cmd.CombinedOutput()
+	var exit *exec.ExitError
+	if errors.As(err, &exit) && exit.ExitCode() == 77 {
+		t.Skipf("scripts/top-e2e skipped:\n%s", out)
+	}
+	if err != nil {
+		t.Fatalf("scripts/top-e2e: %v\n%s", err, out)
+	}
+	t.Logf("%s", out)
 }

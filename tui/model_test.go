@@ -156,6 +156,8 @@ func TestModel_View(t *testing.T) {
 			o.Nodes[2] = NodeObservation{Addr: "127.0.0.1:7103", Err: "get state: context deadline exceeded (Client.Timeout exceeded while awaiting headers)"}
 			return o
 		}()), key("j"), key("j"), key("enter")}},
+		{"one_node_never_answered", []tea.Msg{size, ObservationMsg(Observation{AtMS: t0, Static: true,
+			Nodes: []NodeObservation{{Addr: "127.0.0.1:7109", Err: refused("127.0.0.1:7109")}}}), key("enter")}},
 		{"narrow", []tea.Msg{tea.WindowSizeMsg{Width: 60, Height: 20}, ObservationMsg(bDraining(t0, 3)), key("enter")}},
 		{"short_details", []tea.Msg{tea.WindowSizeMsg{Width: 140, Height: 16}, ObservationMsg(func() Observation {
 			o := normalFleet(t0)

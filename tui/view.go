@@ -79,7 +79,11 @@ func titleLine(s Snapshot) string {
 	if s.Polls == 0 {
 		return "celld top"
 	}
-	return fmt.Sprintf("celld top · %d nodes · %s UTC", len(s.Nodes), time.UnixMilli(s.NowMS).UTC().Format("15:04:05"))
+	nodes := "nodes"
+	if len(s.Nodes) == 1 {
+		nodes = "node"
+	}
+	return fmt.Sprintf("celld top · %d %s · %s UTC", len(s.Nodes), nodes, time.UnixMilli(s.NowMS).UTC().Format("15:04:05"))
 }
 
 var fleetHeader = []string{"NODE", "ADDRESS", "HEALTH", "DRAINING", "OCCUPIED", "ACTIVATING", "EVICTING", "RESTORING", "RELEASING", "RSS", "LEASE"}
