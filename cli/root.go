@@ -133,6 +133,7 @@ func New(version string) *cli.Command {
 			cellCommand(g),
 			deployCommand(g),
 			topCommand(g),
+			kvCommand(g),
 		},
 	}
 	for _, c := range root.Commands {
