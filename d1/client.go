@@ -83,3 +83,35 @@ func (c *Client) call(ctx context.Context, r Request, payload string, out any) e
 	}
 	return nil
 }
+
+// MigrationError is a migration that failed. Nothing of it is in the
+// database: the file and its record commit together or not at all.
+type MigrationError struct {
+	Name string
+	Err  error
+}
+
+func (e *MigrationError) Error() string {
+	return fmt.Sprintf("migration %s failed: %v", e.Name, e.Err)
+}
+
+func (e *MigrationError) Unwrap() error { return e.Err }
+
+// Migrate applies pending files in order, each with its record in one
+// transaction, and stops at the first that fails (a *MigrationError):
+// the ones before it stay applied. after, if set, is called after each
+// file with its outcome. It returns how many files it applied.
+func (c *Client) Migrate(ctx context.Context, table string, pending []MigrationFile, after func(MigrationFile, error)) (int, error) {
+	n := 0
+	for _, f := range pending {
+		_, err := c.ApplyMigration(ctx, table, f)
+		if after != nil {
+			after(f, err)
+		}
+		if err != nil {
+			return n, &MigrationError{Name: f.Name, Err: err}
+		}
+		n++
+	}
+	return n, nil
+}

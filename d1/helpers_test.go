@@ -3,6 +3,7 @@ package d1_test
 import (
 	"context"
 	"encoding/hex"
+	"fmt"
 	"path/filepath"
 	"sync"
 	"testing"
@@ -69,3 +70,5 @@ func (lc *localCaller) query(name, sql string, args ...any) [][]any {
 	}
 	return rows
 }
+
+func fmtAny(v any) string { return fmt.Sprint(v) }
