@@ -574,7 +574,7 @@ func kvBulkDeleteCommand(g *globals) *cli.Command {
 					question = fmt.Sprintf("Are you sure you want to delete all the keys read from %q from kv-namespace %s?", filepath.Base(file), display)
 				}
 				in, ok := cmd.Root().Reader.(*os.File)
-				if cmd.Root().Reader == nil || (ok && !kvIsTerminal(in)) {
+				if !ok || !kvIsTerminal(in) {
 					return &Error{Err: errors.New(question + " (no terminal to ask on)"), Code: ExitUsage, Hint: "pass --force"}
 				}
 				fmt.Fprint(w, question+" (y/N) ")

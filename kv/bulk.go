@@ -131,7 +131,11 @@ func parseKeyValue(raw json.RawMessage, nowSec int64) (p Pair, extra []string, p
 			if t != "object" {
 				return p, nil, badShape
 			}
-			p.Metadata = metadataOf(compact(f.value))
+			m, err := canonicalJSON(f.value)
+			if err != nil {
+				return p, nil, badShape
+			}
+			p.Metadata = metadataOf(m)
 		case "base64":
 			if t != "boolean" {
 				return p, nil, badShape

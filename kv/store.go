@@ -1,7 +1,6 @@
 package kv
 
 import (
-	"bytes"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
@@ -257,11 +256,10 @@ func checkPair(op string, i, n int, p *Pair, nowSec int64, exp *int64, meta *any
 		*exp, err = resolveExpiration(op, p.Expiration, p.ExpirationTTL, nowSec)
 	}
 	if m := metadataOf(p.Metadata); err == nil && m != nil {
-		var b bytes.Buffer
-		if cerr := json.Compact(&b, m); cerr != nil {
+		if c, cerr := canonicalJSON(m); cerr != nil {
 			err = kvErr(op, 400, "Metadata is not valid JSON.")
-		} else if err = checkMetadata(op, b.Bytes()); err == nil {
-			*meta = b.String()
+		} else if err = checkMetadata(op, c); err == nil {
+			*meta = string(c)
 		}
 	}
 	if err != nil && n > 1 {

@@ -3,6 +3,8 @@ package kv
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
+	"io"
 )
 
 // The cell's wire format: one JSON request in, one JSON answer out. Values
@@ -94,4 +96,79 @@ func metadataOf(m json.RawMessage) json.RawMessage {
 		return nil
 	}
 	return m
+}
+
+// canonicalJSON re-serializes a JSON value the way JavaScript's
+// JSON.stringify(JSON.parse(text)) would for the cases that matter here:
+// no insignificant whitespace, and strings with only the escapes JSON
+// needs ("t\u003c0\u003e" becomes "t<0>"), so metadata is measured and
+// stored as a Worker would have written it. Numbers keep their text.
+func canonicalJSON(raw []byte) ([]byte, error) {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	var out bytes.Buffer
+	// Per open container: whether the next token is an object key, and
+	// whether a separator is due before it.
+	type level struct{ object, key, first bool }
+	var stack []level
+	for {
+		tok, err := dec.Token()
+		if err == io.EOF {
+			if len(stack) > 0 || out.Len() == 0 {
+				return nil, io.ErrUnexpectedEOF
+			}
+			break
+		}
+		if len(stack) == 0 && out.Len() > 0 {
+			return nil, errors.New("unexpected data after the JSON value")
+		}
+		if err != nil {
+			return nil, err
+		}
+		if d, ok := tok.(json.Delim); ok && (d == '}' || d == ']') {
+			stack = stack[:len(stack)-1]
+			out.WriteByte(byte(d))
+			if n := len(stack); n > 0 && stack[n-1].object {
+				stack[n-1].key = true
+			}
+			continue
+		}
+		if n := len(stack); n > 0 {
+			l := &stack[n-1]
+			switch {
+			case l.object && l.key:
+				if !l.first {
+					out.WriteByte(',')
+				}
+			case l.object:
+				out.WriteByte(':')
+			default:
+				if !l.first {
+					out.WriteByte(',')
+				}
+			}
+			l.first = false
+		}
+		switch t := tok.(type) {
+		case json.Delim:
+			out.WriteByte(byte(t))
+			if n := len(stack); n > 0 && stack[n-1].object {
+				stack[n-1].key = true // a container value ends the pair
+			}
+			stack = append(stack, level{object: t == '{', key: t == '{', first: true})
+			continue
+		case json.Number:
+			out.WriteString(t.String())
+		default:
+			b, err := encode(t)
+			if err != nil {
+				return nil, err
+			}
+			out.Write(b)
+		}
+		if n := len(stack); n > 0 && stack[n-1].object {
+			stack[n-1].key = !stack[n-1].key
+		}
+	}
+	return out.Bytes(), nil
 }
