@@ -1,10 +1,13 @@
 package kv
 
 import (
+	"bytes"
 	"encoding/base64"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
@@ -32,7 +35,11 @@ CREATE TABLE IF NOT EXISTS kv_chunks (
   data BLOB NOT NULL,
   PRIMARY KEY (key, seq)
 ) WITHOUT ROWID;
-CREATE INDEX IF NOT EXISTS kv_entries_expiration ON kv_entries (expiration) WHERE expiration IS NOT NULL`
+CREATE INDEX IF NOT EXISTS kv_entries_expiration ON kv_entries (expiration) WHERE expiration IS NOT NULL;
+CREATE TRIGGER IF NOT EXISTS kv_entries_replaced AFTER UPDATE OF value ON kv_entries WHEN old.chunks > 0
+BEGIN DELETE FROM kv_chunks WHERE key = old.key; END;
+CREATE TRIGGER IF NOT EXISTS kv_entries_deleted AFTER DELETE ON kv_entries WHEN old.chunks > 0
+BEGIN DELETE FROM kv_chunks WHERE key = old.key; END`
 
 	chunkSize = 1 << 20
 	// purgeLimit bounds the expired pairs one write request deletes, so a
@@ -203,6 +210,11 @@ func getBulk(db *cell.DB, keys []string, nowSec int64) ([]Entry, error) {
 
 // putPairs checks every pair before writing any (a batch is all or
 // nothing; the transaction undoes a write that fails midway anyway).
+//
+// Pairs are written set-wise: a group of pairs travels as one JSON text
+// bound to one statement (json_each), because preparing a statement per
+// pair would cost more than the writes themselves. A value too large for a
+// group is written on its own, split into chunks.
 func putPairs(db *cell.DB, op string, pairs []Pair, nowSec int64) error {
 	exps := make([]int64, len(pairs))
 	metas := make([]any, len(pairs))
@@ -212,38 +224,125 @@ func putPairs(db *cell.DB, op string, pairs []Pair, nowSec int64) error {
 			return err
 		}
 	}
+	var g jsonGroup
+	flush := func() error {
+		if g.n == 0 {
+			return nil
+		}
+		text := g.close()
+		if _, err := db.Exec(`INSERT INTO kv_entries (key, value, chunks, expiration, metadata)
+SELECT j.value->>0, unhex(j.value->>1), 0, j.value->>2, j.value->>3 FROM json_each(?) AS j WHERE true
+ON CONFLICT (key) DO UPDATE SET value = excluded.value, chunks = 0,
+  expiration = excluded.expiration, metadata = excluded.metadata`, text); err != nil {
+			return fmt.Errorf("write kv pairs: %w", err)
+		}
+		return nil
+	}
 	for i := range pairs {
 		p := &pairs[i]
-		var exp any
-		if exps[i] != 0 {
-			exp = exps[i]
-		}
-		first, rest := p.Value, []byte(nil)
-		if len(first) > chunkSize {
-			first, rest = p.Value[:chunkSize], p.Value[chunkSize:]
-		}
-		if first == nil {
-			first = []byte{}
-		}
-		nChunks := (len(rest) + chunkSize - 1) / chunkSize
-		if _, err := db.Exec(`INSERT INTO kv_entries (key, value, chunks, expiration, metadata) VALUES (?, ?, ?, ?, ?)
-ON CONFLICT (key) DO UPDATE SET value = excluded.value, chunks = excluded.chunks,
-  expiration = excluded.expiration, metadata = excluded.metadata`, p.Key, first, nChunks, exp, metas[i]); err != nil {
-			return fmt.Errorf("write kv pair: %w", err)
-		}
-		// Chunks of an earlier, longer value are dropped first.
-		if _, err := db.Exec(`DELETE FROM kv_chunks WHERE key = ?`, p.Key); err != nil {
-			return fmt.Errorf("write kv pair: %w", err)
-		}
-		for seq := 0; len(rest) > 0; seq++ {
-			n := min(len(rest), chunkSize)
-			if _, err := db.Exec(`INSERT INTO kv_chunks (key, seq, data) VALUES (?, ?, ?)`, p.Key, seq, rest[:n]); err != nil {
-				return fmt.Errorf("write kv value chunk: %w", err)
+		if len(p.Value) > groupValueMax {
+			// Written in order: what was grouped before it goes first.
+			if err := flush(); err != nil {
+				return err
 			}
-			rest = rest[n:]
+			if err := putLarge(db, p, exps[i], metas[i]); err != nil {
+				return err
+			}
+			continue
+		}
+		g.add(p.Key, p.Value, exps[i], metas[i])
+		if g.size() >= groupMax {
+			if err := flush(); err != nil {
+				return err
+			}
 		}
 	}
+	if err := flush(); err != nil {
+		return err
+	}
 	return purgeExpired(db, nowSec)
+}
+
+// Group bounds: a bound text must stay under the cell's row limit (2 MB
+// by default), and a value travels in hex (twice its size).
+const (
+	groupMax      = 900_000
+	groupValueMax = 64 << 10
+)
+
+// jsonGroup builds [[key, hexValue, expiration|null, metadata|null], ...].
+type jsonGroup struct {
+	b bytes.Buffer
+	n int
+}
+
+func (g *jsonGroup) add(key string, value []byte, exp int64, meta any) {
+	if g.n == 0 {
+		g.b.WriteByte('[')
+	} else {
+		g.b.WriteByte(',')
+	}
+	g.n++
+	g.b.WriteByte('[')
+	k, _ := encode(key)
+	g.b.Write(k)
+	g.b.WriteString(`,"`)
+	hx := make([]byte, hex.EncodedLen(len(value)))
+	hex.Encode(hx, value)
+	g.b.Write(hx)
+	g.b.WriteString(`",`)
+	if exp != 0 {
+		g.b.WriteString(strconv.FormatInt(exp, 10))
+	} else {
+		g.b.WriteString("null")
+	}
+	g.b.WriteByte(',')
+	if m, ok := meta.(string); ok {
+		mt, _ := encode(m)
+		g.b.Write(mt)
+	} else {
+		g.b.WriteString("null")
+	}
+	g.b.WriteByte(']')
+}
+
+func (g *jsonGroup) size() int { return g.b.Len() }
+
+// close returns the group's text and empties it.
+func (g *jsonGroup) close() string {
+	g.b.WriteByte(']')
+	s := g.b.String()
+	g.b.Reset()
+	g.n = 0
+	return s
+}
+
+// putLarge writes one pair whose value is split: the first chunkSize
+// bytes in kv_entries, the rest in kv_chunks. The triggers drop the chunks
+// of the value it replaces.
+func putLarge(db *cell.DB, p *Pair, exp int64, meta any) error {
+	var expArg any
+	if exp != 0 {
+		expArg = exp
+	}
+	first, rest := p.Value, []byte(nil)
+	if len(first) > chunkSize {
+		first, rest = p.Value[:chunkSize], p.Value[chunkSize:]
+	}
+	nChunks := (len(rest) + chunkSize - 1) / chunkSize
+	if _, err := db.Exec(`INSERT INTO kv_entries (key, value, chunks, expiration, metadata) VALUES (?, ?, ?, ?, ?)
+ON CONFLICT (key) DO UPDATE SET value = excluded.value, chunks = excluded.chunks,
+  expiration = excluded.expiration, metadata = excluded.metadata`, p.Key, first, nChunks, expArg, meta); err != nil {
+		return fmt.Errorf("write kv pair: %w", err)
+	}
+	for seq := 0; len(rest) > 0; seq++ {
+		n := min(len(rest), chunkSize)
+		if _, err := db.Exec(`INSERT INTO kv_chunks (key, seq, data) VALUES (?, ?, ?)`, p.Key, seq, rest[:n]); err != nil {
+			return fmt.Errorf("write kv value chunk: %w", err)
+		}
+		rest = rest[n:]
+	}
+	return nil
 }
 
 // checkPair validates one pair; in a batch the error names the item.
@@ -279,13 +378,35 @@ func deleteKeys(db *cell.DB, op string, keys []string, nowSec int64) error {
 			return err
 		}
 	}
+	var b bytes.Buffer
+	flush := func() error {
+		if b.Len() == 0 {
+			return nil
+		}
+		b.WriteByte(']')
+		text := b.String()
+		b.Reset()
+		if _, err := db.Exec(`DELETE FROM kv_entries WHERE key IN (SELECT value FROM json_each(?))`, text); err != nil {
+			return fmt.Errorf("delete kv pairs: %w", err)
+		}
+		return nil
+	}
 	for _, k := range keys {
-		if _, err := db.Exec(`DELETE FROM kv_entries WHERE key = ?`, k); err != nil {
-			return fmt.Errorf("delete kv pair: %w", err)
+		if b.Len() == 0 {
+			b.WriteByte('[')
+		} else {
+			b.WriteByte(',')
 		}
-		if _, err := db.Exec(`DELETE FROM kv_chunks WHERE key = ?`, k); err != nil {
-			return fmt.Errorf("delete kv pair: %w", err)
+		e, _ := encode(k)
+		b.Write(e)
+		if b.Len() >= groupMax {
+			if err := flush(); err != nil {
+				return err
+			}
 		}
+	}
+	if err := flush(); err != nil {
+		return err
 	}
 	return purgeExpired(db, nowSec)
 }
@@ -293,25 +414,9 @@ func deleteKeys(db *cell.DB, op string, keys []string, nowSec int64) error {
 // purgeExpired deletes up to purgeLimit expired pairs. Reads already skip
 // them; this only returns their space.
 func purgeExpired(db *cell.DB, nowSec int64) error {
-	cur, err := db.Exec(`SELECT key, chunks FROM kv_entries WHERE expiration IS NOT NULL AND expiration <= ?
-ORDER BY expiration LIMIT ?`, nowSec, purgeLimit)
-	if err != nil {
+	if _, err := db.Exec(`DELETE FROM kv_entries WHERE key IN (SELECT key FROM kv_entries
+WHERE expiration IS NOT NULL AND expiration <= ? ORDER BY expiration LIMIT ?)`, nowSec, purgeLimit); err != nil {
 		return fmt.Errorf("purge expired kv pairs: %w", err)
-	}
-	rows, err := cur.ToArray()
-	if err != nil {
-		return fmt.Errorf("purge expired kv pairs: %w", err)
-	}
-	for _, r := range rows {
-		k, _ := r[0].(string)
-		if _, err := db.Exec(`DELETE FROM kv_entries WHERE key = ?`, k); err != nil {
-			return fmt.Errorf("purge expired kv pairs: %w", err)
-		}
-		if n, _ := r[1].(int64); n > 0 {
-			if _, err := db.Exec(`DELETE FROM kv_chunks WHERE key = ?`, k); err != nil {
-				return fmt.Errorf("purge expired kv pairs: %w", err)
-			}
-		}
 	}
 	return nil
 }

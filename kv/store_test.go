@@ -73,7 +73,8 @@ func TestHandle_PutGet(t *testing.T) {
 
 func TestHandle_LargeValues(t *testing.T) {
 	ctx := context.Background()
-	c := NewClient(newLocalCaller(t), testNS)
+	lc := newLocalCaller(t)
+	c := NewClient(lc, testNS)
 	big := bytes.Repeat([]byte("0123456789abcdef"), (3*chunkSize+12345)/16)
 	if err := c.Put(ctx, Pair{Key: "big", Value: big}); err != nil {
 		t.Fatal(err)
@@ -87,6 +88,42 @@ func TestHandle_LargeValues(t *testing.T) {
 	}
 	if e, _ := c.Get(ctx, "big"); string(e.Value) != "small" {
 		t.Errorf("after overwrite got %d bytes", len(e.Value))
+	}
+	chunks := func() int64 {
+		cur, err := lc.db(CellName(testNS)).Exec("SELECT count(*) FROM kv_chunks")
+		if err != nil {
+			t.Fatal(err)
+		}
+		row, err := cur.One()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return row[0].(int64)
+	}
+	if n := chunks(); n != 0 {
+		t.Errorf("%d chunks left after overwrite with a small value", n)
+	}
+	// Large and small values mixed in one batch, a key repeated: the last
+	// write of a key wins, and a deleted large value leaves no chunks.
+	mid := bytes.Repeat([]byte("m"), groupValueMax+1)
+	err = c.PutBatch(ctx, []Pair{{Key: "dup", Value: []byte("1")}, {Key: "big", Value: big}, {Key: "dup", Value: mid},
+		{Key: "x", Value: []byte("x")}, {Key: "dup", Value: []byte("3")}, {Key: "mid", Value: mid}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k, want := range map[string][]byte{"dup": []byte("3"), "big": big, "mid": mid, "x": []byte("x")} {
+		if e, _ := c.Get(ctx, k); !bytes.Equal(e.Value, want) {
+			t.Errorf("%s: got %d bytes, want %d", k, len(e.Value), len(want))
+		}
+	}
+	if n := chunks(); n != 3 {
+		t.Errorf("%d chunks, want 3 (big's)", n)
+	}
+	if err := c.DeleteBatch(ctx, []string{"big", "mid"}); err != nil {
+		t.Fatal(err)
+	}
+	if n := chunks(); n != 0 {
+		t.Errorf("%d chunks left after deleting the large values", n)
 	}
 	err = c.Put(ctx, Pair{Key: "huge", Value: make([]byte, MaxValueSize+1)})
 	if got, want := fmt.Sprint(err), "KV PUT failed: 413 Value length of 26214401 exceeds limit of 26214400."; got != want {
