@@ -134,6 +134,7 @@ func New(version string) *cli.Command {
 			deployCommand(g),
 			topCommand(g),
 			kvCommand(g),
+			d1Command(g),
 		},
 	}
 	for _, c := range root.Commands {
