@@ -48,7 +48,10 @@ func (c *Client) PutAll(ctx context.Context, pairs []Pair, progress Progress) (r
 	done := 0
 	for _, b := range PutBatches(pairs) {
 		if err := c.PutBatch(ctx, b); err != nil {
-			return requests, fmt.Errorf("write pairs %d to %d: %w", done, done+len(b)-1, err)
+			// Pairs before done are written; this batch is all or
+			// nothing, but an interrupted request may have landed.
+			return requests, fmt.Errorf("write pairs %d to %d of %d (the %d before them are written; writing the same pairs again is safe): %w",
+				done, done+len(b)-1, len(pairs), done, err)
 		}
 		requests++
 		done += len(b)

@@ -315,3 +315,27 @@ func keyNames(ks []ListedKey) string {
 	}
 	return strings.Join(s, " ")
 }
+
+// BenchmarkHandle_PutBatch is the handler alone: one 10,000-pair batch
+// (small values, some metadata and TTLs) per op on a local database.
+func BenchmarkHandle_PutBatch(b *testing.B) {
+	lc := newLocalCaller(b)
+	c := NewClient(lc, testNS)
+	pairs := make([]Pair, MaxBatchPairs)
+	for i := range pairs {
+		pairs[i] = Pair{Key: fmt.Sprintf("key:%06d", i), Value: []byte(fmt.Sprintf("value %d", i))}
+		if i%5 == 0 {
+			pairs[i].Metadata = json.RawMessage(`{"i":1}`)
+		}
+		if i%7 == 0 {
+			pairs[i].ExpirationTTL = i64(3600)
+		}
+	}
+	ctx := context.Background()
+	for b.Loop() {
+		if err := c.PutBatch(ctx, pairs); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(MaxBatchPairs*b.N)/b.Elapsed().Seconds(), "pairs/s")
+}
