@@ -37,6 +37,12 @@ const (
 	MaxResultBytes = 32 << 20
 )
 
+// ImportStatementLimit is the longest statement an import accepts. An
+// export writes each row as one INSERT, and a row may take 2 MB, which
+// hex-encoded (BLOBs) or with quotes doubled (text) is at most 4 MB of
+// SQL; application statements stay limited to 100 KB.
+const ImportStatementLimit = 16 << 20
+
 // Error prefixes of workerd's D1 binding.
 const (
 	PrefixError        = "D1_ERROR: "
@@ -347,8 +353,10 @@ func handleImport(db *cell.DB, text string) ([]byte, error) {
 	}
 	res := ImportResult{}
 	start := time.Now()
-	err = db.Transaction(func() error {
-		return runStatements(db, stmts, &res)
+	err = db.WithStatementLimit(ImportStatementLimit, func() error {
+		return db.Transaction(func() error {
+			return runStatements(db, stmts, &res)
+		})
 	})
 	if err != nil {
 		return nil, err

@@ -112,3 +112,23 @@ func render(rows [][]any) string {
 	}
 	return strings.Join(parts, " ")
 }
+
+// An export row near the 2 MB row limit is one statement far past the
+// 100 KB limit of application SQL; the import takes it, a query does not.
+func TestClient_ImportLargeRow(t *testing.T) {
+	lc := newLocalCaller(t)
+	c := &d1.Client{Caller: lc, Cell: testCell}
+	ctx := context.Background()
+	blob := strings.Repeat("ab", 1_500_000)
+	dump := "PRAGMA defer_foreign_keys=TRUE;\nCREATE TABLE f(id INTEGER PRIMARY KEY, data BLOB);\nINSERT INTO \"f\" VALUES(1,X'" + blob + "');"
+	if _, err := c.Import(ctx, dump); err != nil {
+		t.Fatal(err)
+	}
+	if got := lc.query(testCell, "SELECT length(data) FROM f")[0][0]; got != int64(1_500_000) {
+		t.Errorf("length: got %v", got)
+	}
+	_, err := c.Query(ctx, []string{"INSERT INTO f VALUES(2, X'" + blob + "')"})
+	if err == nil || !strings.Contains(err.Error(), "SQLITE_TOOBIG") {
+		t.Errorf("a long application statement: got %v, want SQLITE_TOOBIG", err)
+	}
+}
