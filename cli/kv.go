@@ -41,7 +41,7 @@ type kvNamespaceOptions struct {
 func (o *kvNamespaceOptions) flags() []cli.Flag {
 	return []cli.Flag{
 		&cli.StringFlag{Name: "binding", Usage: "the namespace's binding name in the project's kv_namespaces", Destination: &o.Binding},
-		&cli.StringFlag{Name: "namespace-id", Usage: "the namespace's id", Sources: cli.EnvVars("CELLD_KV_NAMESPACE_ID"), Destination: &o.NamespaceID},
+		&cli.StringFlag{Name: "namespace-id", Usage: "the namespace's id", Destination: &o.NamespaceID},
 		&cli.BoolFlag{Name: "preview", Usage: "use the binding's preview_id", Destination: &o.Preview},
 		&cli.StringFlag{Name: "config", Aliases: []string{"c"}, Usage: "the Wrangler config file (default: wrangler.jsonc or wrangler.json in --cwd)", Destination: &o.Config},
 		&cli.StringFlag{Name: "env", Aliases: []string{"e"}, Usage: "read kv_namespaces from env.NAME of the config", Destination: &o.Env},
