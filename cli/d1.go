@@ -248,18 +248,18 @@ func d1ExecuteCommand(g *globals) *cli.Command {
 			asJSON := o.JSON || !d1IsTerminal(out)
 			if o.File != "" && (len(sql) >= d1ImportThreshold || strings.HasPrefix(sql, d1ExportHeader)) {
 				return g.withD1(ctx, t, func(c *d1.Client) error {
-					return d1Import(ctx, c, o.File, sql, out, errw, asJSON)
+					return d1Import(ctx, c, o.File, sql, out, errw, asJSON, o.JSON)
 				})
 			}
 			stmts, err := d1.SplitStatements(sql)
 			if err != nil {
-				return d1Fail(out, asJSON && o.JSON, err)
+				return d1Fail(out, o.JSON, err)
 			}
 			return g.withD1(ctx, t, func(c *d1.Client) error {
 				start := time.Now()
 				res, err := c.Query(ctx, stmts)
 				if err != nil {
-					return d1Fail(out, asJSON && o.JSON, err)
+					return d1Fail(out, o.JSON, err)
 				}
 				if !asJSON {
 					fmt.Fprintf(errw, "🚣 %d commands executed successfully in %s.\n", len(stmts), time.Since(start).Round(time.Millisecond))
@@ -293,7 +293,7 @@ func isD1SQLError(err error) bool {
 	return errors.As(err, &se) || strings.HasPrefix(err.Error(), "D1_") || errors.Is(err, d1.ErrSeveralTransactions)
 }
 
-func d1Import(ctx context.Context, c *d1.Client, file, sql string, out, errw io.Writer, asJSON bool) error {
+func d1Import(ctx context.Context, c *d1.Client, file, sql string, out, errw io.Writer, asJSON, errJSON bool) error {
 	fmt.Fprintf(errw, "🌀 Importing %s (%.2f MB) into %s in one transaction…\n", file, float64(len(sql))/1e6, c.Cell)
 	// The import is one request: the owner runs the whole file before it
 	// answers. A heartbeat shows it is still going (and keeps CI runners
@@ -318,7 +318,7 @@ func d1Import(ctx context.Context, c *d1.Client, file, sql string, out, errw io.
 	close(stop)
 	<-beat
 	if err != nil {
-		return d1Fail(out, asJSON, err)
+		return d1Fail(out, errJSON, err)
 	}
 	elapsed := time.Since(start)
 	fmt.Fprintf(errw, "🚣 Executed %d queries in %s (%d rows read, %d rows written; %.2f MB/s)\n",

@@ -441,3 +441,26 @@ func d1WriteDump(t testing.TB, path string, size int) int64 {
 	}
 	return int64(b.Len())
 }
+
+func TestD1RenderTables(t *testing.T) {
+	var b bytes.Buffer
+	res := []d1.Result{
+		{Columns: []string{"id"}},
+		{Columns: []string{"id", "name", "b"}, Rows: [][]any{{json.Number("1"), "añb", []any{json.Number("1"), json.Number("2")}}, {json.Number("22"), nil, nil}}},
+	}
+	stmts := []string{"CREATE TABLE t (id)", "SELECT id, name, b FROM a_table_with_a_long_name   WHERE id > 0 ORDER BY id"}
+	if err := renderD1Tables(&b, stmts, res); err != nil {
+		t.Fatal(err)
+	}
+	want := `SELECT id, name, b FROM a_table_with_a_long_name...
+┌────┬──────┬────────┐
+│ id │ name │ b      │
+├────┼──────┼────────┤
+│ 1  │ añb  │ [1, 2] │
+│ 22 │ null │ null   │
+└────┴──────┴────────┘
+`
+	if b.String() != want {
+		t.Errorf("got\n%s\nwant\n%s", b.String(), want)
+	}
+}
