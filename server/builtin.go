@@ -180,10 +180,11 @@ func (p *peer) serveCellCall(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, err.Error(), http.StatusBadRequest)
 		return
 	}
-	h, err := p.objects.local(r.Context(), kind, id)
+	ctx := withFromPeer(r.Context())
+	h, err := p.objects.local(ctx, kind, id)
 	var out []byte
 	if err == nil {
-		out, err = h.(handle).r.callBuiltin(r.Context(), body)
+		out, err = h.(handle).r.callBuiltin(ctx, body)
 	}
 	var else_ *fleet.ElsewhereError
 	var re *requestError

@@ -36,6 +36,54 @@ type drainState struct {
 	cells     atomic.Int64 // resident or activating when the drain began
 	released  atomic.Int64
 	restoring atomic.Int32 // activations rebuilding from the bucket (any time)
+	sem       chan struct{} // one slot per release in flight (CELLD_RELEASES)
+}
+
+// fromPeerKey marks the context of a request a peer or a command sent.
+type fromPeerKey struct{}
+
+func withFromPeer(ctx context.Context) context.Context {
+	return context.WithValue(ctx, fromPeerKey{}, true)
+}
+
+func fromPeer(ctx context.Context) bool { v, _ := ctx.Value(fromPeerKey{}).(bool); return v }
+
+// handOff answers a peer's request for a cell resident on this draining
+// node: the cell is released now (or, if a request is running in it, as
+// soon as that ends) and the peer is told to resolve it again, so that it
+// takes the cell over instead of keeping it busy here.
+func (o *objects) handOff(ctx context.Context, r *resident) error {
+	for {
+		o.mu.Lock()
+		if o.residents[r.cell] != r {
+			stop := o.stopping[r.cell]
+			o.mu.Unlock()
+			if stop != nil {
+				select {
+				case <-stop:
+				case <-ctx.Done():
+					return context.Cause(ctx)
+				}
+			}
+			return o.drainRoute(ctx, r.cell)
+		}
+		if r.inflight.Load() == 0 && r.busy() == 0 {
+			o.detach(r)
+			o.releasing[r.cell] = true
+			o.mu.Unlock()
+			o.drain.sem <- struct{}{}
+			o.stopOne(r, "drain (wanted by a peer)")
+			<-o.drain.sem
+			o.drain.released.Add(1)
+			return o.drainRoute(ctx, r.cell)
+		}
+		o.mu.Unlock()
+		select {
+		case <-time.After(2 * time.Millisecond):
+		case <-ctx.Done():
+			return context.Cause(ctx)
+		}
+	}
 }
 
 // errDraining: the node is draining and acquires no cell.
@@ -87,13 +135,14 @@ func (o *objects) cells() []api.Cell {
 }
 
 // beginDrain marks the node draining; it reports false if it already was.
-func (o *objects) beginDrain(preserve bool, timeout time.Duration) bool {
+func (o *objects) beginDrain(preserve bool, timeout time.Duration, releases int) bool {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	if o.drain.active.Load() {
 		return false
 	}
 	o.drain.preserve = preserve
+	o.drain.sem = make(chan struct{}, releases)
 	o.drain.started = time.Now()
 	o.drain.deadline = o.drain.started.Add(timeout)
 	o.drain.cells.Store(int64(len(o.residents) + len(o.activating)))
@@ -122,8 +171,8 @@ func (o *objects) takeIdle(n int) []*resident {
 // releaseAll is the handoff drain: it releases every resident cell with at
 // most limit releases in flight, and returns when none is left or the
 // deadline passes.
-func (o *objects) releaseAll(limit int, deadline time.Time) error {
-	sem := make(chan struct{}, limit)
+func (o *objects) releaseAll(deadline time.Time) error {
+	sem := o.drain.sem
 	tick := time.NewTicker(2 * time.Millisecond)
 	defer tick.Stop()
 	for {
@@ -245,7 +294,7 @@ func (n *node) serveShutdown(w http.ResponseWriter, r *http.Request) {
 func (n *node) drainAndStop(pub *http.Server, preserve bool) error {
 	o := n.objects
 	timeout := n.opts.DrainTimeout
-	if !o.beginDrain(preserve, timeout) {
+	if !o.beginDrain(preserve, timeout, n.opts.Releases) {
 		return nil
 	}
 	deadline := o.drain.deadline
@@ -262,7 +311,7 @@ func (n *node) drainAndStop(pub *http.Server, preserve bool) error {
 			err = o.flushAll(deadline)
 		}
 	} else {
-		err = o.releaseAll(n.opts.Releases, deadline)
+		err = o.releaseAll(deadline)
 	}
 	if err != nil {
 		n.log.Warn("drain incomplete", "err", err)

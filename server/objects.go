@@ -167,6 +167,9 @@ func (o *objects) local(ctx context.Context, class, id string) (worker.ObjectHan
 		o.mu.Lock()
 		if r := o.residents[name]; r != nil && (r.bi != nil || r.app == o.app) && r.owner.Context().Err() == nil {
 			o.mu.Unlock()
+			if o.drain.active.Load() && fromPeer(ctx) {
+				return nil, o.handOff(ctx, r)
+			}
 			return handle{r}, nil
 		}
 		if a := o.activating[name]; a != nil {

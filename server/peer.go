@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -111,7 +112,7 @@ func (p *peer) serve(h peerHandler) http.HandlerFunc {
 		if name := r.Header.Get(headerObjectName); name != "" {
 			ctx = worker.WithObjectName(ctx, name)
 		}
-		ctx = withHops(ctx, hops)
+		ctx = withFromPeer(withHops(ctx, hops))
 		if err := h(ctx, w, class, id, q, body); err != nil {
 			var else_ *fleet.ElsewhereError
 			if errors.As(err, &else_) {
@@ -218,6 +219,13 @@ func (r remote) post(ctx context.Context, path string, query url.Values, body []
 	req.Header.Set(headerHops, strconv.Itoa(hopsFrom(ctx)+1))
 	r.p.signer.Sign(req, body)
 	resp, err := r.p.client.Do(req)
+	var op *net.OpError
+	if err != nil && errors.As(err, &op) && op.Op == "dial" {
+		// Nothing was sent (the owner exited, e.g. after a drain): resolve
+		// the cell again.
+		r.p.objects.forgetRemote(r.class + ":" + r.id)
+		return nil, nil, fmt.Errorf("%w: owner %s at %s: %v", worker.ErrObjectClosed, r.node, r.advertise, err)
+	}
 	if err != nil {
 		r.p.objects.forgetRemote(r.class + ":" + r.id)
 		return nil, nil, fmt.Errorf("owner %s of %s:%s at %s is unreachable from this node: %w", r.node, r.class, r.id, r.advertise, err)

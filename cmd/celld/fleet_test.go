@@ -53,14 +53,16 @@ type fleetNode struct {
 }
 
 // startFleetNode runs `celld serve` as node on bucketName (TTL 2 s, state
-// in stateDir) and waits until it is healthy.
-func startFleetNode(t *testing.T, bin string, srv *miniotest.Server, bucketName, node, stateDir string) *fleetNode {
+// in stateDir; env entries in extra override) and waits until it is
+// healthy.
+func startFleetNode(t *testing.T, bin string, srv *miniotest.Server, bucketName, node, stateDir string, extra ...string) *fleetNode {
 	t.Helper()
 	public, internal := freePort(t), freePort(t)
 	cmd := exec.Command(bin, "serve", "--bucket", "s3://"+bucketName, "--endpoint", srv.Endpoint,
 		"--node", node, "--listen", public, "--internal-listen", internal)
 	cmd.Env = append(os.Environ(), "AWS_ACCESS_KEY_ID="+srv.AccessKey, "AWS_SECRET_ACCESS_KEY="+srv.SecretKey,
 		"CELLD_TTL_MS="+strconv.Itoa(int(fleetTTL.Milliseconds())), "CELLD_WATCH="+stateDir)
+	cmd.Env = append(cmd.Env, extra...)
 	n := &fleetNode{name: node, public: "http://" + public, internal: "http://" + internal, stateDir: stateDir,
 		cmd: cmd, stderr: &syncBuf{}, done: make(chan struct{})}
 	cmd.Stderr = n.stderr
