@@ -35,7 +35,7 @@ type drainState struct {
 	deadline  time.Time
 	cells     atomic.Int64 // resident or activating when the drain began
 	released  atomic.Int64
-	restoring atomic.Int32 // activations rebuilding from the bucket (any time)
+	restoring atomic.Int32  // activations rebuilding from the bucket (any time)
 	sem       chan struct{} // one slot per release in flight (CELLD_RELEASES)
 }
 
