@@ -127,7 +127,7 @@ type Capabilities struct {
 
 // Served is what this build of celld's runtime serves. An issue that
 // teaches the worker package a binding kind flips its field here.
-func Served() Capabilities { return Capabilities{} }
+func Served() Capabilities { return Capabilities{D1: true, KV: true} }
 
 // ConfigNames are the file names a project's config may have, in the order
 // they are looked for.
@@ -501,6 +501,8 @@ func (c *Config) validateBindings() []string {
 		switch {
 		case b.ClassName == "":
 			add(`%s: "class_name" is required`, at)
+		case reservedClass[b.ClassName]:
+			add(`%s (binding %s): class name %q is reserved for celld's built-in cells (%s:<id>); rename the class`, at, b.Name, b.ClassName, b.ClassName)
 		case b.ScriptName != "" && b.ScriptName != c.Name:
 			add("%s (binding %s): script_name %q names another Worker; celld serves one Worker per fleet, so the class must be exported by this one", at, b.Name, b.ScriptName)
 		default:
@@ -587,6 +589,10 @@ func (c *Config) validateServed(caps Capabilities) []string {
 	}
 	return ps
 }
+
+// reservedClass are cell-name prefixes of built-in cells; a Durable
+// Object class of that name would share their cell names.
+var reservedClass = map[string]bool{"d1": true, "kv": true, "queue": true, "cron": true}
 
 func hintFor(problems []string) string {
 	for _, p := range problems {

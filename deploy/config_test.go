@@ -142,6 +142,9 @@ func TestLoadConfig_Validation(t *testing.T) {
 			deploy.Capabilities{Queues: true}, ""},
 		{"crons not served", `{"name":"w","main":"src/index.js","triggers":{"crons":["*/3 * * * *"]}}`,
 			deploy.Capabilities{}, `binding kind triggers.crons (cron "*/3 * * * *") is not served by this celld yet`},
+		{"class named like a built-in cell",
+			`{"name":"w","main":"src/index.js","durable_objects":{"bindings":[{"name":"K","class_name":"kv"}]},"migrations":[{"tag":"v1","new_sqlite_classes":["kv"]}]}`,
+			deploy.Capabilities{}, `durable_objects.bindings[0] (binding K): class name "kv" is reserved for celld's built-in cells`},
 		{"kv without id", `{"name":"w","main":"src/index.js","kv_namespaces":[{"binding":"KV"}]}`,
 			deploy.Capabilities{KV: true}, `kv_namespaces[0] (binding KV): "id" is required`},
 	} {

@@ -83,6 +83,7 @@ func (a *apps) load(dep *deploy.Deployment) (*app, error) {
 	cfg := worker.Config{Vars: dep.Manifest.Vars, Logger: a.log}
 	if a.objects != nil {
 		a.objects.configure(&cfg, dep)
+		cfg.Bindings = a.objects.dataBindings(dep)
 	}
 	rt, err := worker.New(script, cfg)
 	if err != nil {

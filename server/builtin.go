@@ -11,7 +11,10 @@ import (
 	"sync"
 
 	"github.com/celldgo/celld/cell"
+	"github.com/celldgo/celld/d1"
+	"github.com/celldgo/celld/deploy"
 	"github.com/celldgo/celld/fleet"
+	"github.com/celldgo/celld/kv"
 	"github.com/celldgo/celld/worker"
 )
 
@@ -19,6 +22,25 @@ import (
 // epoch + 1, restored, replicated, behind the output gate, evicted when
 // idle, released in a drain — but their logic is a Go cell.Handler run
 // one request at a time, and they outlive deployments.
+
+// DefaultBuiltins are the built-in cell kinds a node hosts unless told
+// otherwise: D1 databases and KV namespaces.
+func DefaultBuiltins() map[string]cell.Handler {
+	return map[string]cell.Handler{"d1": d1.Handle, "kv": kv.Handle}
+}
+
+// dataBindings builds the env bindings of dep's D1 databases and KV
+// namespaces; their calls go through this node (local or remote owner).
+func (o *objects) dataBindings(dep *deploy.Deployment) map[string]worker.Binding {
+	out := map[string]worker.Binding{}
+	for _, db := range dep.Manifest.D1Databases {
+		out[db.Binding] = d1.Binding(o, d1.CellName(db.DatabaseID, db.DatabaseName))
+	}
+	for _, ns := range dep.Manifest.KVNamespaces {
+		out[ns.Binding] = kv.Binding(o, ns.ID)
+	}
+	return out
+}
 
 // builtinCell serializes a built-in cell's requests.
 type builtinCell struct {

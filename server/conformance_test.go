@@ -30,10 +30,11 @@ func unserved(t *testing.T, dir string) []string {
 		t.Fatal(err)
 	}
 	var missing []string
-	if len(cfg.D1Databases) > 0 {
+	served := deploy.Served()
+	if len(cfg.D1Databases) > 0 && !served.D1 {
 		missing = append(missing, "d1_databases")
 	}
-	if len(cfg.KVNamespaces) > 0 {
+	if len(cfg.KVNamespaces) > 0 && !served.KV {
 		missing = append(missing, "kv_namespaces")
 	}
 	if len(cfg.R2Buckets) > 0 {

@@ -55,7 +55,8 @@ type Options struct {
 	Releases int
 	// DrainTimeout bounds a drain (CELLD_SHUTDOWN_DRAIN_MS). Default 25s.
 	DrainTimeout time.Duration
-	// Builtins run built-in cells (d1:, kv:) by kind.
+	// Builtins run built-in cells (d1:, kv:) by kind. Default:
+	// DefaultBuiltins().
 	Builtins map[string]cell.Handler
 }
 
@@ -145,6 +146,9 @@ func Run(ctx context.Context, o Options) error {
 	objs.max = o.MaxResident
 	objs.retention = o.LTXRetention
 	objs.builtins = o.Builtins
+	if objs.builtins == nil {
+		objs.builtins = DefaultBuiltins()
+	}
 	if o.Releases <= 0 {
 		o.Releases = 128
 	}
