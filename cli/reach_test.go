@@ -161,7 +161,11 @@ func startTestNode(t *testing.T, dir, name string) (internal string, stop func()
 		errc <- server.Run(ctx, server.Options{
 			Store: s, Node: name, Listen: "127.0.0.1:0", InternalListen: "127.0.0.1:0", TTL: 5 * time.Second,
 			Logger: slog.New(slog.DiscardHandler), StateDir: t.TempDir(),
-			Builtins: map[string]cell.Handler{"testc": counterHandler},
+			Builtins: func() map[string]cell.Handler {
+				m := server.DefaultBuiltins()
+				m["testc"] = counterHandler
+				return m
+			}(),
 			OnReady:  func(_, internal string) { ready <- internal },
 		})
 	}()
