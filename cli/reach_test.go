@@ -166,7 +166,7 @@ func startTestNode(t *testing.T, dir, name string) (internal string, stop func()
 				m["testc"] = counterHandler
 				return m
 			}(),
-			OnReady:  func(_, internal string) { ready <- internal },
+			OnReady: func(_, internal string) { ready <- internal },
 		})
 	}()
 	select {
