@@ -191,8 +191,9 @@ func TestTop_Errors(t *testing.T) {
 }
 
 // TestTop_E2E runs scripts/top-e2e: two real nodes on a file:// bucket, a
-// drain, and celld top under tmux. It builds the binary, so it runs only in
-// CI (CI=true) or when CELLD_TOP_E2E=1.
+// drain, and celld top under tmux. It builds the binary, so it runs only
+// when CELLD_TOP_E2E=1 (./scripts/test sets it when tmux is installed) or
+// CI=true.
 func TestTop_E2E(t *testing.T) {
 	if os.Getenv("CI") != "true" && os.Getenv("CELLD_TOP_E2E") != "1" {
 		t.Skip("set CELLD_TOP_E2E=1 to run the tmux end-to-end test (CI runs it)")
