@@ -148,6 +148,27 @@ func (n *Node) goIO(call func(ctx context.Context) core.Event) {
 // Acquire takes cell for this node (epoch + 1), or returns an
 // *ElsewhereError naming the live owner, or ErrUnavailable.
 func (n *Node) Acquire(ctx context.Context, cell string) (*Owner, error) {
+	return n.acquire(ctx, cell, 0)
+}
+
+// Adopt resumes a cell this node's previous process owned at epoch and
+// left owned by a preserve drain (Config.ResumeSession): it is owned again
+// at the same epoch, with no write, if its record still names this session
+// at that epoch; otherwise it fails (ErrUnavailable) and the cell is not
+// owned.
+func (n *Node) Adopt(ctx context.Context, cell string, epoch uint64) (*Owner, error) {
+	if epoch == 0 {
+		return nil, fmt.Errorf("adopt %s: epoch 0", cell)
+	}
+	return n.acquire(ctx, cell, epoch)
+}
+
+// Abandon stops the node without releasing its cells or deleting its
+// lease (a preserve drain): the next process with the same session
+// carries both on. Nothing is written.
+func (n *Node) Abandon() { n.shutdown() }
+
+func (n *Node) acquire(ctx context.Context, cell string, adopt uint64) (*Owner, error) {
 	if !n.Serving() {
 		return nil, fmt.Errorf("acquire %s: %w", cell, ErrFenced)
 	}
@@ -159,7 +180,7 @@ func (n *Node) Acquire(ctx context.Context, cell string) (*Owner, error) {
 	w := make(chan core.AcquireResult, 1)
 	n.waiters[cell] = append(n.waiters[cell], w)
 	n.mu.Unlock()
-	n.post(core.Acquire{Now: n.nowMS(), Cell: cell})
+	n.post(core.Acquire{Now: n.nowMS(), Cell: cell, Adopt: adopt})
 	select {
 	case r := <-w:
 		switch r.Kind {

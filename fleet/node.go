@@ -8,6 +8,7 @@
 package fleet
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -50,8 +51,12 @@ type Config struct {
 	Advertise string
 	Version   string
 	Kind      string // core.KindNode (default) or core.KindTool
-	TTL       time.Duration
-	Margin    time.Duration
+	// ResumeSession, when set, is the session of this node's previous
+	// process, which exited after a preserve drain: the node carries its
+	// lease on, and Adopt resumes that process's cells at their epochs.
+	ResumeSession string
+	TTL           time.Duration
+	Margin        time.Duration
 	// WaitForPrevious waits for a live session holding the same node name
 	// to expire instead of failing at start.
 	WaitForPrevious bool
@@ -131,12 +136,12 @@ func Start(ctx context.Context, store bucket.Store, cfg Config) (*Node, error) {
 		cfg.Logger = slog.Default()
 	}
 	n := &Node{
-		cfg: cfg, store: store, log: cfg.Logger, session: NewSession(),
+		cfg: cfg, store: store, log: cfg.Logger, session: cmp.Or(cfg.ResumeSession, NewSession()),
 		events: make(chan core.Event, 256), ready: make(chan struct{}), fenced: make(chan struct{}), done: make(chan struct{}),
 		owners: map[string]*Owner{}, waiters: map[string][]chan core.AcquireResult{}, releases: map[string][]chan struct{}{},
 	}
 	n.m = core.New(core.Config{
-		Node: cfg.Node, Session: n.session, Advertise: cfg.Advertise, Version: cfg.Version, Kind: cfg.Kind,
+		Node: cfg.Node, Session: n.session, Resume: cfg.ResumeSession != "", Advertise: cfg.Advertise, Version: cfg.Version, Kind: cfg.Kind,
 		Started: n.nowMS(), TTL: cfg.TTL.Milliseconds(), Margin: cfg.Margin.Milliseconds(), WaitForPrevious: cfg.WaitForPrevious,
 	})
 	n.ctx, n.stop = context.WithCancel(context.Background())

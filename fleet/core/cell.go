@@ -12,6 +12,7 @@ type cell struct {
 	rounds   int    // read-decide-write rounds
 	reads    int    // settle reads for the current ambiguous claim
 	op       OpID
+	adopt    uint64 // the epoch to resume (Acquire.Adopt), 0: a normal claim
 }
 
 func (m *Machine) cellRead(fx *effects, name string, c *cell, key string) {
@@ -19,7 +20,7 @@ func (m *Machine) cellRead(fx *effects, name string, c *cell, key string) {
 	fx.add(Read{Op: c.op, Key: key})
 }
 
-func (m *Machine) acquire(fx *effects, now int64, name string) {
+func (m *Machine) acquire(fx *effects, now int64, name string, adopt uint64) {
 	if !m.Serving(now) {
 		fx.reply(name, AcquireResult{Kind: Unavailable, Detail: "node does not hold its lease"})
 		return
@@ -33,7 +34,7 @@ func (m *Machine) acquire(fx *effects, now int64, name string) {
 		}
 		return // an acquisition in flight answers when it ends
 	}
-	c := &cell{phase: CellReadingOwner}
+	c := &cell{phase: CellReadingOwner, adopt: adopt}
 	m.cells[name] = c
 	m.cellRead(fx, name, c, OwnKey(name))
 }
@@ -60,6 +61,10 @@ func (m *Machine) decide(fx *effects, now int64, name string, c *cell, found boo
 		return
 	}
 	c.rounds++
+	if !found && c.adopt != 0 {
+		m.giveUp(fx, name, fmt.Sprintf("cannot resume at epoch %d: no ownership record", c.adopt))
+		return
+	}
 	if !found {
 		c.prev, c.prevETag = Own{}, ""
 		m.claim(fx, name, c, 1)
@@ -71,6 +76,17 @@ func (m *Machine) decide(fx *effects, now int64, name string, c *cell, found boo
 		return
 	}
 	c.prev, c.prevETag = own, etag
+	if c.adopt != 0 {
+		// Resuming: only a record that still names this session at the
+		// adopted epoch is ours; nobody else can have written it since.
+		if own.Session == m.cfg.Session && own.Epoch == c.adopt && !own.Released {
+			c.epoch = own.Epoch
+			m.owned(fx, name, c, etag)
+			return
+		}
+		m.giveUp(fx, name, fmt.Sprintf("cannot resume at epoch %d: the record names %s at epoch %d (released %v)", c.adopt, own.Node, own.Epoch, own.Released))
+		return
+	}
 	if own.Released || own.Session == m.cfg.Session || m.cfg.Mutation == MutSkipOwnerLeaseCheck {
 		m.claim(fx, name, c, own.Epoch+1)
 		return

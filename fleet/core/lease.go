@@ -178,6 +178,13 @@ func (m *Machine) judgePrevious(fx *effects, e Done, l leaseOp) {
 		fx.add(StartFailed{Detail: fmt.Sprintf("lease record %s is unreadable (%v); remove it by hand", LeaseKey(m.cfg.Node), err)})
 		return
 	}
+	if prev.Session == m.cfg.Session && m.cfg.Resume {
+		// Our own session, resumed by a restart after a preserve drain:
+		// the previous process has exited; carry the record on.
+		m.lease.reads = 0
+		m.leaseWrite(fx, e.Now, leaseCreate, IfMatch, e.ETag, prev.Generation+1)
+		return
+	}
 	// Judge by the clock when the read was issued: the record was at least
 	// this fresh then.
 	if l.issuedAt > prev.Expires+m.cfg.Margin {

@@ -23,6 +23,10 @@ type Config struct {
 	// WaitForPrevious makes a node whose name is held by a live session
 	// wait for that lease to expire; otherwise it reports StartFailed.
 	WaitForPrevious bool
+	// Resume says Session is a previous process's session, carried over by
+	// a restart after a preserve drain: a lease record of that session is
+	// ours to renew, not a predecessor to wait for.
+	Resume bool
 
 	// Mutation deliberately breaks one rule. Only the simulator's
 	// checker tests set it, to prove that the checker catches each bug.
@@ -174,7 +178,7 @@ func (m *Machine) Step(ev Event) []Effect {
 			m.onCellDone(&fx, t.cell, e)
 		}
 	case Acquire:
-		m.acquire(&fx, e.Now, e.Cell)
+		m.acquire(&fx, e.Now, e.Cell, e.Adopt)
 	case Release:
 		m.release(&fx, e.Now, e.Cell)
 	case Lost:

@@ -54,6 +54,12 @@ type Done struct {
 type Acquire struct {
 	Now  int64
 	Cell string
+	// Adopt, when non-zero, resumes a cell this session already owns at
+	// that epoch (a node restarting after a preserve drain, with its
+	// session and local state): if the record names this session at
+	// exactly that epoch and is not released, the cell is owned again at
+	// the same epoch without a write; otherwise the acquisition fails.
+	Adopt uint64
 }
 
 // Release hands a cell back (drain, eviction). Idempotent.
