@@ -8,6 +8,7 @@ import (
 	"hash"
 	"io"
 	"os"
+	"sync"
 
 	"github.com/superfly/ltx"
 )
@@ -101,10 +102,29 @@ type walFollower struct {
 	// file. A restart without it means frames were lost, and is an error.
 	restartOK bool
 
-	br    *bufio.Reader
-	frame []byte
-	hash  hash.Hash64
-	txn   []walFrame
+	hash hash.Hash64
+	txn  []walFrame
+}
+
+// walReadBuffer is the size of the buffered reader read uses.
+const walReadBuffer = 64 << 10
+
+// walReaders and walFrameBufs hold the read buffers of walFollower.read,
+// shared by every cell of the process: a follower needs them only while
+// it reads a commit, and a thousand resident cells each keeping its own
+// 64 KB reader would hold 64 MB for nothing.
+var (
+	walReaders   = sync.Pool{New: func() any { return bufio.NewReaderSize(nil, walReadBuffer) }}
+	walFrameBufs sync.Pool // *[]byte, one frame (header and page)
+)
+
+func getFrameBuffer(size int) *[]byte {
+	if p, ok := walFrameBufs.Get().(*[]byte); ok && cap(*p) >= size {
+		*p = (*p)[:size]
+		return p
+	}
+	b := make([]byte, size)
+	return &b
 }
 
 func newWALFollower(path string, pageSize uint32) *walFollower {
@@ -112,7 +132,6 @@ func newWALFollower(path string, pageSize uint32) *walFollower {
 		path:      path,
 		pageSize:  pageSize,
 		restartOK: true,
-		frame:     make([]byte, walFrameHeaderSize+int(pageSize)),
 		hash:      ltx.NewHasher(),
 	}
 }
@@ -167,15 +186,19 @@ func (w *walFollower) read(mxFrame int64, onTxn func(frames []walFrame, commit u
 	}
 	w.restartOK = false
 
-	if w.br == nil {
-		w.br = bufio.NewReaderSize(nil, 64<<10)
-	}
-	w.br.Reset(io.NewSectionReader(w.f, w.off, end-w.off))
+	br := walReaders.Get().(*bufio.Reader)
+	br.Reset(io.NewSectionReader(w.f, w.off, end-w.off))
+	frame := getFrameBuffer(int(w.frameSize()))
+	defer func() {
+		br.Reset(nil)
+		walReaders.Put(br)
+		walFrameBufs.Put(frame)
+	}()
 	s0, s1 := w.s0, w.s1
 	w.txn = w.txn[:0]
 	for off := w.off; off+w.frameSize() <= end; off += w.frameSize() {
-		b := w.frame
-		if _, err := io.ReadFull(w.br, b); err != nil {
+		b := *frame
+		if _, err := io.ReadFull(br, b); err != nil {
 			return fmt.Errorf("read wal frame at %d: %w", off, err)
 		}
 		if binary.BigEndian.Uint32(b[8:]) != h.salt1 || binary.BigEndian.Uint32(b[12:]) != h.salt2 {
