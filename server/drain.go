@@ -2,7 +2,6 @@ package server
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net/http"
 	"os"
@@ -10,7 +9,6 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -308,7 +306,7 @@ func (n *node) drainAndStop(pub *http.Server, preserve bool) error {
 	if preserve {
 		err = o.quiesce(deadline)
 		if err == nil {
-			err = o.flushAll(deadline)
+			err = o.preserveAll(n.opts.Node, n.fleet.Session(), n.advertise)
 		}
 	} else {
 		err = o.releaseAll(deadline)
@@ -325,6 +323,11 @@ func (n *node) drainAndStop(pub *http.Server, preserve bool) error {
 	if ap := n.apps.current(); ap != nil && !preserve {
 		ap.close(n.apps)
 	}
+	if preserve && err == nil {
+		// Keep the lease and the cells: the restart carries them on.
+		n.fleet.Abandon()
+		return nil
+	}
 	cctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	return n.fleet.Close(cctx)
@@ -335,33 +338,4 @@ func later(a, b time.Time) time.Time {
 		return a
 	}
 	return b
-}
-
-// flushAll uploads everything committed in every resident cell, keeping
-// the cells owned (preserve mode).
-func (o *objects) flushAll(deadline time.Time) error {
-	o.mu.Lock()
-	rs := make([]*resident, 0, len(o.residents))
-	for _, r := range o.residents {
-		rs = append(rs, r)
-	}
-	o.mu.Unlock()
-	ctx, cancel := context.WithDeadline(context.Background(), deadline)
-	defer cancel()
-	var mu sync.Mutex
-	var errs []error
-	var wg sync.WaitGroup
-	for _, r := range rs {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			if err := r.repl.WaitDurable(ctx, r.repl.Captured()); err != nil {
-				mu.Lock()
-				errs = append(errs, fmt.Errorf("%s: %w", r.cell, err))
-				mu.Unlock()
-			}
-		}()
-	}
-	wg.Wait()
-	return errors.Join(errs...)
 }

@@ -129,14 +129,22 @@ func Run(ctx context.Context, o Options) error {
 	if advertise == "" {
 		advertise = internal.Addr().String()
 	}
-	fn, err := fleet.Start(ctx, o.Store, fleet.Config{
-		Node: o.Node, Advertise: advertise, Version: o.Version, TTL: o.TTL, WaitForPrevious: o.WaitForPrevious, Logger: log,
-	})
-	if err != nil {
-		return err
-	}
 	if o.StateDir == "" {
 		o.StateDir = filepath.Join(".celld", "state")
+	}
+	// A preserve drain left this node's session and cells for us.
+	preserved, err := takeResume(o.StateDir, o.Node)
+	if err != nil {
+		log.Warn("resume file unreadable; starting fresh", "err", err)
+		preserved = nil
+	}
+	fcfg := fleet.Config{Node: o.Node, Advertise: advertise, Version: o.Version, TTL: o.TTL, WaitForPrevious: o.WaitForPrevious, Logger: log}
+	if preserved != nil {
+		fcfg.ResumeSession = preserved.Session
+	}
+	fn, err := fleet.Start(ctx, o.Store, fcfg)
+	if err != nil {
+		return err
 	}
 	if o.IdleEvict <= 0 {
 		o.IdleEvict = 5 * time.Minute
@@ -160,6 +168,9 @@ func Run(ctx context.Context, o Options) error {
 	if err := n.apps.refresh(ctx); err != nil {
 		fn.Close(context.Background())
 		return err
+	}
+	if preserved != nil {
+		objs.resume(ctx, preserved)
 	}
 	wctx, stopWatch := context.WithCancel(ctx)
 	defer stopWatch()
