@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -60,7 +61,13 @@ func TestPreserve_RestartResumesCellsAtTheSameEpoch(t *testing.T) {
 	mem := bucket.NewMem()
 	store := &readCounter{Store: mem}
 	stateDir := filepath.Join(t.TempDir(), "state")
-	same := func(o *Options) { o.StateDir, o.WaitForPrevious = stateDir, true }
+	// The restart is the same node: same name, state directory and
+	// addresses.
+	pub, internal := freeAddr(t), freeAddr(t)
+	same := func(o *Options) {
+		o.StateDir, o.WaitForPrevious = stateDir, true
+		o.Listen, o.InternalListen = pub, internal
+	}
 	a := startDrainNode(t, store, "node-a", same)
 	const cells = 5
 	for i := range cells {
@@ -68,6 +75,7 @@ func TestPreserve_RestartResumesCellsAtTheSameEpoch(t *testing.T) {
 			t.Fatalf("cell %d: %d %q", i, status, body)
 		}
 	}
+	a0 := a.state(t)
 	a.shutdown(t, "?handoff=preserve")
 	if st := a.state(t); !st.Draining || st.Mode != "preserve" {
 		t.Errorf("state during a preserve drain: %+v", st)
@@ -102,7 +110,13 @@ func TestPreserve_RestartResumesCellsAtTheSameEpoch(t *testing.T) {
 	if n := store.count() - before; n != 0 {
 		t.Errorf("the restart read the bucket's history %d times; resuming needs none", n)
 	}
+	if b.internal != a.internal || b.public != a.public {
+		t.Fatalf("restarted on %s/%s, was %s/%s", b.public, b.internal, a.public, a.internal)
+	}
 	st := b.state(t)
+	if st.Session != a0.Session {
+		t.Errorf("session %s after the restart, was %s", st.Session, a0.Session)
+	}
 	owned := map[string]uint64{}
 	for _, c := range st.Cells {
 		if c.Phase == "owned" {
@@ -142,4 +156,14 @@ func TestPreserve_RestartResumesCellsAtTheSameEpoch(t *testing.T) {
 			t.Errorf("note:p%d restored elsewhere: %d %q, want 3", i, status, body)
 		}
 	}
+}
+
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().String()
 }
