@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"os"
 	"regexp"
 	"strings"
 	"testing"
@@ -81,6 +82,19 @@ func TestServeHelpListsEveryVariable(t *testing.T) {
 		}
 		if v.Default != "" && !regexp.MustCompile(regexp.QuoteMeta(v.Name)+` +default `+regexp.QuoteMeta(v.Default)+` `).MatchString(out.String()) {
 			t.Errorf("serve --help does not give the default of %s (%s)", v.Name, v.Default)
+		}
+	}
+}
+
+// The README's table lists every variable the node reads.
+func TestReadmeListsEveryVariable(t *testing.T) {
+	readme, err := os.ReadFile("../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, v := range envVars {
+		if !strings.Contains(string(readme), "| `"+v.Name+"` |") {
+			t.Errorf("README.md has no table row for %s", v.Name)
 		}
 	}
 }
