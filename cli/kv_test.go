@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/celldgo/celld/bucket"
 	"github.com/celldgo/celld/cell"
 	"github.com/celldgo/celld/fleet"
 	"github.com/celldgo/celld/kv"
@@ -414,7 +415,7 @@ func BenchmarkKVBulkPut(b *testing.B) {
 		}
 	}
 	var elapsed time.Duration
-	var requests int64
+	var requests, writes int64
 	for b.Loop() {
 		b.StopTimer()
 		dir := newKVDir(b)
@@ -424,6 +425,8 @@ func BenchmarkKVBulkPut(b *testing.B) {
 			b.Fatal(err)
 		}
 		cc := &countingCaller{Caller: c}
+		ws := &writeCounter{Store: c.(*reach).store}
+		c.(*reach).store = ws
 		b.StartTimer()
 		start := time.Now()
 		if _, err := kv.NewClient(cc, kvTestNS).PutAll(context.Background(), pairs, nil); err != nil {
@@ -434,7 +437,25 @@ func BenchmarkKVBulkPut(b *testing.B) {
 		}
 		elapsed += time.Since(start)
 		requests += cc.n.Load()
+		writes += ws.n.Load()
 	}
 	b.ReportMetric(float64(n*b.N)/elapsed.Seconds(), "pairs/s")
 	b.ReportMetric(float64(requests)/float64(b.N), "requests/op")
+	b.ReportMetric(float64(writes)/float64(b.N), "bucket-writes/op")
+}
+
+// writeCounter counts bucket writes (PUTs and DELETEs).
+type writeCounter struct {
+	bucket.Store
+	n atomic.Int64
+}
+
+func (s *writeCounter) Put(ctx context.Context, key string, data []byte, cond bucket.Cond) (bucket.Object, error) {
+	s.n.Add(1)
+	return s.Store.Put(ctx, key, data, cond)
+}
+
+func (s *writeCounter) Delete(ctx context.Context, key string) error {
+	s.n.Add(1)
+	return s.Store.Delete(ctx, key)
 }
