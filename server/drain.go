@@ -321,7 +321,15 @@ func (n *node) drainAndStop(pub *http.Server, preserve bool) error {
 	pub.Shutdown(sctx)
 	cancel()
 	if ap := n.apps.current(); ap != nil && !preserve {
-		ap.close(n.apps)
+		// waitUntil work may finish within the deadline; the exit never
+		// waits past it.
+		closed := make(chan struct{})
+		go func() { ap.close(n.apps); close(closed) }()
+		select {
+		case <-closed:
+		case <-time.After(max(time.Until(deadline), 200*time.Millisecond)):
+			n.log.Warn("Worker runtime still busy at the drain deadline; exiting anyway")
+		}
 	}
 	if preserve && err == nil {
 		// Keep the lease and the cells: the restart carries them on.
