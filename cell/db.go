@@ -121,6 +121,9 @@ func OpenWith(path string, lim Limits) (*DB, error) {
 
 func (db *DB) setup() error {
 	c := db.c
+	if err := c.setupMemory(); err != nil {
+		return err
+	}
 	for _, l := range []struct {
 		id int32
 		v  int
