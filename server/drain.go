@@ -276,6 +276,8 @@ func (n *node) serveShutdown(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, fmt.Sprintf("handoff=%q: want preserve, or nothing for a releasing drain", mode), http.StatusBadRequest)
 		return
 	}
+	// The drain is visible (health, /state, refusals) before this answers.
+	n.objects.beginDrain(mode == "preserve", n.opts.DrainTimeout, n.opts.Releases)
 	select {
 	case n.shutdown <- shutdownRequest{preserve: mode == "preserve"}:
 	default: // a drain is already under way
@@ -292,9 +294,10 @@ func (n *node) serveShutdown(w http.ResponseWriter, r *http.Request) {
 func (n *node) drainAndStop(pub *http.Server, preserve bool) error {
 	o := n.objects
 	timeout := n.opts.DrainTimeout
-	if !o.beginDrain(preserve, timeout, n.opts.Releases) {
-		return nil
-	}
+	// POST /shutdown has begun it already; the first to begin sets the
+	// mode.
+	o.beginDrain(preserve, timeout, n.opts.Releases)
+	preserve = o.drain.preserve
 	deadline := o.drain.deadline
 	pub.SetKeepAlivesEnabled(false)
 	mode := "handoff"
