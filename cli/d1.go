@@ -86,22 +86,10 @@ func (o *d1Options) resolve(cmd *cli.Command) (*d1Target, error) {
 	if len(args) == 2 {
 		dir = args[1]
 	}
-	path := o.Config
+	path := findConfig(dir, o.Config)
 	if path == "" {
-		for _, n := range []string{"wrangler.jsonc", "wrangler.json"} {
-			if _, err := os.Stat(filepath.Join(dir, n)); err == nil {
-				path = filepath.Join(dir, n)
-				break
-			}
-		}
-		if path == "" {
-			return nil, &Error{Err: fmt.Errorf("no wrangler.jsonc or wrangler.json in %s", dir), Code: ExitUsage,
-				Hint: "run in the project directory, or pass the project directory after DB, or --config FILE"}
-		}
-	}
-	src, err := os.ReadFile(path)
-	if err != nil {
-		return nil, usageErr("read config: %v", err)
+		return nil, &Error{Err: fmt.Errorf("no wrangler.jsonc or wrangler.json in %s", dir), Code: ExitUsage,
+			Hint: "run in the project directory, or pass the project directory after DB, or --config FILE"}
 	}
 	type database struct {
 		Binding         string `json:"binding"`
@@ -117,8 +105,8 @@ func (o *d1Options) resolve(cmd *cli.Command) (*d1Target, error) {
 		section
 		Env map[string]section `json:"env"`
 	}
-	if err := json.Unmarshal(kvStripJSONC(src), &cfg); err != nil {
-		return nil, usageErr("%s: %v", path, err)
+	if err := readConfigSection(path, &cfg); err != nil {
+		return nil, err
 	}
 	list := cfg.D1Databases
 	if o.Env != "" {

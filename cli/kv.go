@@ -79,22 +79,10 @@ func (o *kvNamespaceOptions) resolve(cmd *cli.Command) (id, display string, err 
 // Wrangler's rules for id and preview_id. Only kv_namespaces is read: a
 // config that celld deploy would refuse still names its namespaces.
 func (o *kvNamespaceOptions) fromConfig(previewSet bool) (string, error) {
-	path := o.Config
+	path := findConfig(o.Cwd, o.Config)
 	if path == "" {
-		for _, n := range []string{"wrangler.jsonc", "wrangler.json"} {
-			if _, err := os.Stat(filepath.Join(o.Cwd, n)); err == nil {
-				path = filepath.Join(o.Cwd, n)
-				break
-			}
-		}
-		if path == "" {
-			return "", &Error{Err: errors.New("--binding specified, but no config file was found."), Code: ExitUsage,
-				Hint: "run in the project directory (or pass --cwd DIR or --config FILE), or use --namespace-id"}
-		}
-	}
-	src, err := os.ReadFile(path)
-	if err != nil {
-		return "", usageErr("read config: %v", err)
+		return "", &Error{Err: errors.New("--binding specified, but no config file was found."), Code: ExitUsage,
+			Hint: "run in the project directory (or pass --cwd DIR or --config FILE), or use --namespace-id"}
 	}
 	type ns struct {
 		Binding   string `json:"binding"`
@@ -108,8 +96,8 @@ func (o *kvNamespaceOptions) fromConfig(previewSet bool) (string, error) {
 		section
 		Env map[string]section `json:"env"`
 	}
-	if err := json.Unmarshal(kvStripJSONC(src), &cfg); err != nil {
-		return "", usageErr("%s: %v", path, err)
+	if err := readConfigSection(path, &cfg); err != nil {
+		return "", err
 	}
 	list := cfg.KVNamespaces
 	if o.Env != "" {
@@ -142,52 +130,6 @@ func (o *kvNamespaceOptions) fromConfig(previewSet bool) (string, error) {
 	default:
 		return found.PreviewID, nil
 	}
-}
-
-// kvStripJSONC turns JSONC into JSON: comments become spaces, and commas
-// before a closing bracket are dropped.
-func kvStripJSONC(src []byte) []byte {
-	out := make([]byte, 0, len(src))
-	for i := 0; i < len(src); i++ {
-		c := src[i]
-		switch {
-		case c == '"':
-			j := i + 1
-			for j < len(src) && src[j] != '"' {
-				if src[j] == '\\' {
-					j++
-				}
-				j++
-			}
-			end := min(j+1, len(src))
-			out = append(out, src[i:end]...)
-			i = end - 1
-		case c == '/' && i+1 < len(src) && src[i+1] == '/':
-			for i < len(src) && src[i] != '\n' {
-				i++
-			}
-			out = append(out, '\n')
-		case c == '/' && i+1 < len(src) && src[i+1] == '*':
-			i += 2
-			for i+1 < len(src) && !(src[i] == '*' && src[i+1] == '/') {
-				i++
-			}
-			i++
-			out = append(out, ' ')
-		case c == ']' || c == '}':
-			k := len(out) - 1
-			for k >= 0 && strings.ContainsRune(" \t\r\n", rune(out[k])) {
-				k--
-			}
-			if k >= 0 && out[k] == ',' {
-				out = append(out[:k], out[k+1:]...)
-			}
-			out = append(out, c)
-		default:
-			out = append(out, c)
-		}
-	}
-	return out
 }
 
 // withNamespace runs fn with a client of the namespace, and releases what

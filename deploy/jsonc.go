@@ -98,3 +98,8 @@ type syntaxError struct {
 }
 
 func (e *syntaxError) Error() string { return fmt.Sprintf("%d:%d: %s", e.line, e.col, e.msg) }
+
+// StripJSONC is stripJSONC for readers of a project's config outside this
+// package (the d1 and kv commands, which read only their own sections).
+// A syntax error names the line and column.
+func StripJSONC(src []byte) ([]byte, error) { return stripJSONC(src) }
