@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/celldgo/celld/server/api"
+	"github.com/celldgo/celld/worker"
 )
 
 // residentCells is how many counters BenchmarkResidentCells activates.
@@ -25,21 +26,34 @@ const residentCells = 1000
 // BenchmarkResidentCells measures what one resident Durable Object cell
 // costs in memory: it runs a node with examples/counter deployed,
 // activates residentCells distinct counters over HTTP (one write each,
-// so every cell has its SQLite file, isolate and constructed instance),
-// and reports the growth of the process's resident set (VmRSS, after
-// debug.FreeOSMemory) per cell, with the Go heap's and the goroutine
+// so every cell has its SQLite file, replicator and constructed
+// instance), and reports the growth of the process's resident set (VmRSS,
+// after debug.FreeOSMemory) per cell, with the Go heap's and the goroutine
 // stacks' share (the rest is mostly SQLite's own memory, outside the Go
 // heap).
+//
+//   - awake: hibernation off, every cell keeps its isolate (the cost of a
+//     cell in use);
+//   - hibernated: the node's idle threshold is short, and the figures are
+//     taken once every cell has dropped its isolate (the cost of an idle
+//     resident cell, what a node mostly holds). Afterwards a sample of
+//     cells is read back, to show they still answer from storage.
+//
 // It does its work once, whatever b.N: run it with -benchtime=1x.
 // CELLD_HEAPPROF=file writes a heap profile taken while the cells are
-// resident.
+// resident (file.awake and file.hibernated).
 //
 //	go test -run '^$' -bench ResidentCells -benchtime 1x ./server/
 func BenchmarkResidentCells(b *testing.B) {
+	b.Run("awake", func(b *testing.B) { benchResidentCells(b, -1) })
+	b.Run("hibernated", func(b *testing.B) { benchResidentCells(b, 200*time.Millisecond) })
+}
+
+func benchResidentCells(b *testing.B, hibernate time.Duration) {
 	if b.N > 1 {
 		b.Skip("measures once: use -benchtime=1x")
 	}
-	base, internal := startExampleNode(b, "counter", b.TempDir())
+	base, internal := startExampleNode(b, "counter", b.TempDir(), func(o *Options) { o.Hibernate = hibernate })
 	c := tpClient(8)
 	defer c.CloseIdleConnections()
 	buf := make([]byte, 64)
@@ -47,6 +61,7 @@ func BenchmarkResidentCells(b *testing.B) {
 	if got := tpGet(b, c, base+"/peek?name=warm", buf); got != "0\n" {
 		b.Fatalf("warm-up peek = %q", got)
 	}
+	asleep0 := worker.HibernatingObjects()
 	before := settleMemory()
 
 	start := time.Now()
@@ -69,11 +84,25 @@ func BenchmarkResidentCells(b *testing.B) {
 	}
 	wg.Wait()
 	activated := time.Since(start)
+	if hibernate > 0 {
+		// Every counter, and the warm-up one, drops its isolate.
+		deadline := time.Now().Add(60 * time.Second)
+		for worker.HibernatingObjects()-asleep0 < residentCells+1 {
+			if time.Now().After(deadline) {
+				b.Fatalf("%d of %d cells hibernating after 60s", worker.HibernatingObjects()-asleep0, residentCells+1)
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+	}
 	after := settleMemory()
 	if path := os.Getenv("CELLD_HEAPPROF"); path != "" {
 		// The heap while the cells are resident (go test -memprofile
 		// writes it only after the node has stopped).
-		f, err := os.Create(path)
+		which := "awake"
+		if hibernate > 0 {
+			which = "hibernated"
+		}
+		f, err := os.Create(path + "." + which)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -84,6 +113,12 @@ func BenchmarkResidentCells(b *testing.B) {
 	}
 	if n := ownedCells(b, internal); n < residentCells {
 		b.Fatalf("%d cells resident, want at least %d", n, residentCells)
+	}
+	// A hibernated counter still counts from what it stored.
+	for i := 0; i < residentCells; i += residentCells / 10 {
+		if got := tpGet(b, c, base+"/peek?name=cell-"+strconv.Itoa(i), buf); got != "1\n" {
+			b.Fatalf("peek counter %d after the measurement = %q, want 1", i, got)
+		}
 	}
 
 	kb := func(v int64) float64 { return float64(v) / 1024 / residentCells }

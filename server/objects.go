@@ -32,6 +32,10 @@ type objects struct {
 	// retention, when > 0, deletes LTX history no restore needs (epochs
 	// below the newest snapshot) once it is this old, when a cell stops.
 	retention time.Duration
+	// hibernate is worker.Config.HibernateAfter for Durable Objects: idle
+	// this long, an object drops its isolate but stays resident (0: the
+	// worker default; negative: never).
+	hibernate time.Duration
 	log       *slog.Logger
 
 	peer *peer // set once the peer secret is known
@@ -93,6 +97,7 @@ func (o *objects) configure(cfg *worker.Config, dep *deploy.Deployment) {
 	}
 	cfg.DurableObjects = ns
 	cfg.Objects = o
+	cfg.HibernateAfter = o.hibernate
 }
 
 // use makes ap the deployment new activations run on.

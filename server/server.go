@@ -58,6 +58,10 @@ type Options struct {
 	// Builtins run built-in cells (d1:, kv:) by kind. Default:
 	// DefaultBuiltins().
 	Builtins map[string]cell.Handler
+	// Hibernate: a Durable Object idle this long drops its isolate and
+	// stays resident; its next event re-runs the constructor. Default
+	// worker.DefaultHibernateAfter; negative: never.
+	Hibernate time.Duration
 }
 
 // node is a running server.
@@ -153,6 +157,7 @@ func Run(ctx context.Context, o Options) error {
 	objs.peer = newPeer(secret, o.Node, objs)
 	objs.max = o.MaxResident
 	objs.retention = o.LTXRetention
+	objs.hibernate = o.Hibernate
 	objs.builtins = o.Builtins
 	if objs.builtins == nil {
 		objs.builtins = DefaultBuiltins()

@@ -20,7 +20,7 @@ import (
 // startExampleNode deploys examples/<name> to a fresh file:// bucket and
 // runs a node on it, with its state under dir; it returns the node's base
 // URL and its internal listener's. The node stops when tb ends.
-func startExampleNode(tb testing.TB, name, dir string) (string, string) {
+func startExampleNode(tb testing.TB, name, dir string, with ...func(*Options)) (string, string) {
 	tb.Helper()
 	store, err := bucket.NewFile(filepath.Join(dir, "bucket"))
 	if err != nil {
@@ -33,14 +33,16 @@ func startExampleNode(tb testing.TB, name, dir string) (string, string) {
 	}
 	ready := make(chan [2]string, 1)
 	done := make(chan error, 1)
-	go func() {
-		done <- Run(ctx, Options{
-			Store: store, Node: "bench-" + strconv.Itoa(os.Getpid()), Listen: "127.0.0.1:0", InternalListen: "127.0.0.1:0",
-			Version: "test", TTL: 10 * time.Second, StateDir: filepath.Join(dir, "state"),
-			Logger:  slog.New(slog.DiscardHandler),
-			OnReady: func(public, internal string) { ready <- [2]string{public, internal} },
-		})
-	}()
+	opts := Options{
+		Store: store, Node: "bench-" + strconv.Itoa(os.Getpid()), Listen: "127.0.0.1:0", InternalListen: "127.0.0.1:0",
+		Version: "test", TTL: 10 * time.Second, StateDir: filepath.Join(dir, "state"),
+		Logger:  slog.New(slog.DiscardHandler),
+		OnReady: func(public, internal string) { ready <- [2]string{public, internal} },
+	}
+	for _, f := range with {
+		f(&opts)
+	}
+	go func() { done <- Run(ctx, opts) }()
 	tb.Cleanup(func() {
 		cancel()
 		select {

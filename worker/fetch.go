@@ -351,7 +351,7 @@ func (iso *isolate) methodValue(m string) goja.Value {
 
 // abortRequest fires request.signal of a request whose caller went away.
 func (iso *isolate) abortRequest(jsReq goja.Value) {
-	if jsReq == nil {
+	if jsReq == nil || iso.internal == nil {
 		return
 	}
 	abort, ok := goja.AssertFunction(iso.internal.Get("abortRequest"))

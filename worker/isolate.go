@@ -14,7 +14,7 @@ import (
 )
 
 // isolate is one goja.Runtime with its own event loop. Only the loop
-// goroutine (run) touches vm and the fields below the line.
+// goroutine (run) touches vm and the rest of jsState.
 type isolate struct {
 	rt    *Runtime
 	id    int
@@ -26,8 +26,15 @@ type isolate struct {
 	log   *slog.Logger
 	clock taskClock // shared with the watchdog
 
-	// --- loop-confined state
-	vm            *goja.Runtime
+	jsState // loop-confined; empty while a Durable Object hibernates
+}
+
+// jsState is everything an isolate holds of JavaScript: the VM and what
+// Go keeps of it. A hibernating Durable Object drops all of it at once
+// (dropJS) and builds it again (boot) for its next event, so a field
+// added here can never outlive the VM its values belong to.
+type jsState struct {
+	vm            *goja.Runtime // written under clock.mu (the watchdog reads it)
 	prelude       *preludeSet
 	modState      []uint8       // per prelude file: 0, moduleLoading, moduleLoaded
 	loading       []int         // prelude files running, innermost last
@@ -68,34 +75,52 @@ type isolate struct {
 // stop is closed. obj is the Durable Object the isolate is made for (nil
 // for the stateless Worker's isolates).
 func newIsolate(r *Runtime, id int, stop chan struct{}, log *slog.Logger, obj *Object) (*isolate, error) {
+	iso := newIsolateShell(r, id, stop, log, obj)
+	if err := iso.boot(); err != nil {
+		return nil, err
+	}
+	return iso, nil
+}
+
+// newIsolateShell makes an isolate without JavaScript state: its loop's
+// channels, log and clock. boot gives it a VM.
+func newIsolateShell(r *Runtime, id int, stop chan struct{}, log *slog.Logger, obj *Object) *isolate {
 	iso := &isolate{
-		rt:        r,
-		id:        id,
-		obj:       obj,
-		ctx:       r.ctx,
-		tasks:     make(chan func(), 64),
-		stop:      stop,
-		done:      make(chan struct{}),
-		log:       log,
-		vm:        goja.New(),
-		timerByID: make(map[int64]*timer),
-		origin:    time.Now(),
+		rt:    r,
+		id:    id,
+		obj:   obj,
+		ctx:   r.ctx,
+		tasks: make(chan func(), 64),
+		stop:  stop,
+		done:  make(chan struct{}),
+		log:   log,
 	}
 	if obj != nil {
 		iso.ctx = obj.ctx
 	}
-	vm := iso.vm
+	return iso
+}
+
+// boot builds the JavaScript state of an isolate that has none: a new VM,
+// the prelude, env and the script's module. On error the state is
+// partial; dropJS clears it.
+func (iso *isolate) boot() error {
+	r := iso.rt
+	vm := goja.New()
+	iso.setVM(vm)
+	iso.timerByID = make(map[int64]*timer)
+	iso.origin = time.Now()
 	vm.SetPromiseRejectionTracker(iso.trackRejection)
 	if err := iso.installPrelude(r.prelude); err != nil {
-		return nil, err
+		return err
 	}
 	codec, err := newJSCodec(iso)
 	if err != nil {
-		return nil, fmt.Errorf("prelude: %w", err)
+		return fmt.Errorf("prelude: %w", err)
 	}
 	iso.codec = codec
 	if err := iso.buildEnv(); err != nil {
-		return nil, err
+		return err
 	}
 	// The watchdog only watches running loops: bound the script's
 	// top-level evaluation here.
@@ -107,10 +132,22 @@ func newIsolate(r *Runtime, id int, stop chan struct{}, log *slog.Logger, obj *O
 	err = iso.loadScript()
 	stuck.Stop()
 	vm.ClearInterrupt()
-	if err != nil {
-		return nil, err
-	}
-	return iso, nil
+	return err
+}
+
+// setVM installs vm where the watchdog may read it.
+func (iso *isolate) setVM(vm *goja.Runtime) {
+	iso.clock.mu.Lock()
+	iso.vm = vm
+	iso.clock.mu.Unlock()
+}
+
+// dropJS forgets the isolate's JavaScript state, VM included, so the
+// garbage collector can take it. Call it on the loop, between tasks.
+func (iso *isolate) dropJS() {
+	iso.clock.mu.Lock()
+	iso.jsState = jsState{}
+	iso.clock.mu.Unlock()
 }
 
 func (iso *isolate) buildEnv() error {

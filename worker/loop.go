@@ -72,6 +72,9 @@ func (iso *isolate) run() {
 	defer close(iso.done)
 	wake := time.NewTimer(time.Hour)
 	wake.Stop()
+	sleep := time.NewTimer(time.Hour) // a Durable Object's hibernation
+	sleep.Stop()
+	defer sleep.Stop()
 	for {
 		select {
 		case <-iso.stop: // stop wins over work still queued
@@ -105,16 +108,20 @@ func (iso *isolate) run() {
 			wake.Reset(time.Until(iso.timers[0].when))
 			wakeC = wake.C
 		}
+		sleepC := iso.hibernateTimer(sleep)
 		select {
 		case f := <-iso.tasks:
 			iso.enterTask()
 			f()
 			iso.leaveTask()
 		case <-wakeC:
+		case <-sleepC:
+			iso.obj.hibernate()
 		case <-iso.stop:
 			wake.Stop()
 			return
 		}
+		sleep.Stop()
 	}
 }
 
@@ -256,7 +263,9 @@ type taskClock struct {
 func (iso *isolate) enterTask() {
 	iso.clock.mu.Lock()
 	iso.clock.since = time.Now()
-	iso.vm.ClearInterrupt()
+	if iso.vm != nil { // nil while a Durable Object hibernates
+		iso.vm.ClearInterrupt()
+	}
 	iso.clock.mu.Unlock()
 }
 
@@ -271,7 +280,7 @@ func (iso *isolate) leaveTask() {
 func (iso *isolate) interruptRunning(reason string) {
 	iso.clock.mu.Lock()
 	defer iso.clock.mu.Unlock()
-	if !iso.clock.since.IsZero() {
+	if !iso.clock.since.IsZero() && iso.vm != nil {
 		iso.vm.Interrupt(reason)
 		iso.clock.since = time.Time{}
 	}
@@ -281,7 +290,7 @@ func (iso *isolate) interruptRunning(reason string) {
 func (iso *isolate) interruptIfStuck(limit time.Duration) {
 	iso.clock.mu.Lock()
 	defer iso.clock.mu.Unlock()
-	if !iso.clock.since.IsZero() && time.Since(iso.clock.since) > limit {
+	if !iso.clock.since.IsZero() && iso.vm != nil && time.Since(iso.clock.since) > limit {
 		iso.vm.Interrupt(fmt.Sprintf("script exceeded the time limit of %v for one task", limit))
 		iso.clock.since = time.Time{} // interrupt once
 	}

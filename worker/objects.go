@@ -46,6 +46,10 @@ type Object struct {
 	closeOnce sync.Once
 	closeErr  error
 
+	hibernateAfter time.Duration // idle this long, the isolate is dropped (<= 0: never)
+	asleep         atomic.Bool   // hibernating: no isolate until the next event
+	hibernations   atomic.Int64
+
 	// --- loop-confined state
 	ctor     goja.Value // the exported class
 	instance goja.Value // nil until constructed, and after a reset
@@ -77,26 +81,19 @@ func (r *Runtime) NewObject(class, id string, db *cell.DB) (*Object, error) {
 	}
 	o := &Object{
 		rt: r, class: class, id: id, db: db,
-		stop: make(chan struct{}),
-		done: make(chan struct{}),
+		stop:           make(chan struct{}),
+		done:           make(chan struct{}),
+		hibernateAfter: r.cfg.HibernateAfter,
+	}
+	if o.hibernateAfter == 0 {
+		o.hibernateAfter = DefaultHibernateAfter
 	}
 	o.ctx, o.cancel = context.WithCancel(r.ctx)
-	iso, err := newIsolate(r, -1, o.stop, r.log.With("object", class+":"+id), o)
-	if err != nil {
+	o.iso = newIsolateShell(r, -1, o.stop, r.log.With("object", class+":"+id), o)
+	if err := o.boot(); err != nil {
 		o.cancel()
 		return nil, fmt.Errorf("new object %s:%s: %w", class, id, err)
 	}
-	o.iso = iso
-	var ctor goja.Value
-	if exp, ok := iso.exports.(*goja.Object); ok {
-		ctor = exp.Get(class)
-	}
-	if _, ok := goja.AssertConstructor(ctor); !ok {
-		o.cancel()
-		return nil, fmt.Errorf("new object %s:%s: the script does not export a class named %s", class, id, class)
-	}
-	o.ctor = ctor
-	o.store = o.storageNatives()
 	if !r.addObject(o) {
 		o.cancel()
 		return nil, ErrClosed
@@ -115,6 +112,7 @@ func (o *Object) logException(what string, ex *Exception, stack string) {
 // must happen before Close may return (open transactions rolled back).
 func (o *Object) run() {
 	defer close(o.done)
+	defer o.setAsleep(false) // a stopped object no longer counts as hibernating
 	defer o.rt.removeObject(o)
 	defer o.cancel()
 	defer o.rollbackAll()
@@ -313,6 +311,10 @@ func (o *Object) startFetch(req *Request, href, name string, named bool, ch chan
 		ch <- fetchResult{resp: resp}
 	}
 	ev.fail = func(ex *Exception) { answer(exceptionResponse(ex)) }
+	if ex := o.wake(); ex != nil {
+		ev.fail(ex)
+		return nil
+	}
 	if err := iso.fetchGlue(); err != nil {
 		iso.reportException("build request", err)
 		answer(internalError())
@@ -350,6 +352,10 @@ func (o *Object) startCall(method string, args []byte, name string, named bool, 
 		if finish() {
 			ch <- callResult{err: ex}
 		}
+	}
+	if ex := o.wake(); ex != nil {
+		ev.fail(ex)
+		return
 	}
 	ev.run = func() {
 		what := "exception in Durable Object method " + method

@@ -88,7 +88,8 @@ var compilePrelude = sync.OnceValues(func() (*preludeSet, error) {
 // exists beforehand, would depend on the order files happen to load in.
 func (ps *preludeSet) survey() error {
 	discard := slog.New(slog.DiscardHandler)
-	iso := &isolate{rt: &Runtime{log: discard}, log: discard, vm: goja.New(), timerByID: map[int64]*timer{}, origin: time.Now()}
+	iso := &isolate{rt: &Runtime{log: discard}, log: discard}
+	iso.vm, iso.timerByID, iso.origin = goja.New(), map[int64]*timer{}, time.Now()
 	iso.prelude = ps
 	iso.modState = make([]uint8, len(ps.modules))
 	vm := iso.vm

@@ -24,7 +24,8 @@ func TestPrelude_FilesLoadAlone(t *testing.T) {
 			continue
 		}
 		t.Run(m.name, func(t *testing.T) {
-			iso := &isolate{rt: &Runtime{log: discard}, log: discard, vm: goja.New(), timerByID: map[int64]*timer{}, origin: time.Now()}
+			iso := &isolate{rt: &Runtime{log: discard}, log: discard}
+			iso.vm, iso.timerByID, iso.origin = goja.New(), map[int64]*timer{}, time.Now()
 			if err := iso.installPrelude(ps); err != nil {
 				t.Fatal(err)
 			}

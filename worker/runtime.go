@@ -91,6 +91,13 @@ type Config struct {
 	// an endless loop fails its request instead of wedging the isolate.
 	// Default: DefaultTaskTimeout.
 	TaskTimeout time.Duration
+
+	// HibernateAfter is how long a Durable Object stays idle (no event,
+	// timer or pending work; see objects_hibernate.go) before it drops its
+	// isolate; its next event builds it again and re-runs the
+	// constructor, as after an eviction on Cloudflare. Storage is
+	// untouched. Default DefaultHibernateAfter; negative: never.
+	HibernateAfter time.Duration
 }
 
 // Runtime runs one Script in a set of isolates.

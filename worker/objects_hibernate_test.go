@@ -1,0 +1,173 @@
+package worker_test
+
+import (
+	"context"
+	"reflect"
+	"testing"
+	"time"
+
+	"github.com/celldgo/celld/worker"
+)
+
+// sleeperScript counts, for each object, what it keeps in memory and what
+// it stores, and how many times its constructor ran (in storage, inside
+// blockConcurrencyWhile).
+const sleeperScript = `
+const { DurableObject } = require("cloudflare:workers");
+class Sleeper extends DurableObject {
+	constructor(ctx, env) {
+		super(ctx, env);
+		this.memory = 0;
+		ctx.blockConcurrencyWhile(async () => {
+			await new Promise((r) => setTimeout(r, 5));
+			this.boots = ((await ctx.storage.get("boots")) ?? 0) + 1;
+			await ctx.storage.put("boots", this.boots);
+		});
+	}
+	async bump() {
+		this.memory++;
+		const n = ((await this.ctx.storage.get("n")) ?? 0) + 1;
+		await this.ctx.storage.put("n", n);
+		return { memory: this.memory, stored: n, boots: this.boots, name: this.ctx.id.name ?? null };
+	}
+	later(ms) {
+		setTimeout(() => { this.fired = true; this.ctx.storage.put("fired", true); }, ms);
+		return true;
+	}
+	waitUntilLater(ms) {
+		this.ctx.waitUntil(new Promise((r) => setTimeout(r, ms)).then(() => this.ctx.storage.put("waited", true)));
+		return true;
+	}
+	async check(key) { return { memory: this[key] === true, stored: (await this.ctx.storage.get(key)) === true }; }
+}
+module.exports = { Sleeper, default: { fetch() { return new Response("ok"); } } };
+`
+
+func newSleeper(t *testing.T, hibernateAfter time.Duration) *worker.Object {
+	t.Helper()
+	host := newLocalObjects(t)
+	rt := newRuntime(t, sleeperScript, worker.Config{Isolates: 1, Objects: host, HibernateAfter: hibernateAfter})
+	host.use(rt)
+	h, err := host.Object(context.Background(), "Sleeper", worker.ObjectIDFromName("Sleeper", "sleepy"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return h.(*worker.Object)
+}
+
+func callJS(t *testing.T, o *worker.Object, method string, args ...any) any {
+	t.Helper()
+	data, err := worker.Serialize(args)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(worker.WithObjectName(context.Background(), "sleepy"), 10*time.Second)
+	defer cancel()
+	res, err := o.Call(ctx, method, data)
+	if err != nil {
+		t.Fatalf("call %s: %v", method, err)
+	}
+	v, err := worker.Deserialize(res)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
+
+// waitHibernating waits (at most 5 s) until o has dropped its isolate.
+func waitHibernating(t *testing.T, o *worker.Object) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for !o.Hibernating() {
+		if time.Now().After(deadline) {
+			t.Fatal("object did not hibernate within 5s")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+func bumped(memory, stored, boots float64) map[string]any {
+	return map[string]any{"memory": memory, "stored": stored, "boots": boots, "name": "sleepy"}
+}
+
+func TestObject_HibernateRebuildsFromStorage(t *testing.T) {
+	o := newSleeper(t, 30*time.Millisecond)
+	for i, want := range []map[string]any{bumped(1, 1, 1), bumped(2, 2, 1)} {
+		if got := callJS(t, o, "bump"); !reflect.DeepEqual(got, want) {
+			t.Fatalf("bump %d = %v, want %v", i+1, got, want)
+		}
+	}
+	waitHibernating(t, o)
+	if got := o.Hibernations(); got != 1 {
+		t.Errorf("Hibernations = %d, want 1", got)
+	}
+	// In-memory state is gone, storage is not, and the constructor (with
+	// its blockConcurrencyWhile) ran again before the event.
+	if got, want := callJS(t, o, "bump"), bumped(1, 3, 2); !reflect.DeepEqual(got, want) {
+		t.Fatalf("bump after hibernation = %v, want %v", got, want)
+	}
+	if o.Hibernating() {
+		t.Error("still hibernating after an event")
+	}
+	waitHibernating(t, o)
+	if got, want := callJS(t, o, "bump"), bumped(1, 4, 3); !reflect.DeepEqual(got, want) {
+		t.Fatalf("bump after the second hibernation = %v, want %v", got, want)
+	}
+	if got := o.Hibernations(); got != 2 {
+		t.Errorf("Hibernations = %d, want 2", got)
+	}
+}
+
+func TestObject_NoHibernationWhileWorkIsPending(t *testing.T) {
+	for _, tc := range []struct{ method, key string }{
+		{"later", "fired"},           // a timer
+		{"waitUntilLater", "waited"}, // ctx.waitUntil
+	} {
+		t.Run(tc.method, func(t *testing.T) {
+			o := newSleeper(t, 20*time.Millisecond)
+			callJS(t, o, tc.method, 300)
+			time.Sleep(150 * time.Millisecond)
+			if o.Hibernating() {
+				t.Fatalf("hibernated while %s was pending", tc.method)
+			}
+			waitHibernating(t, o)
+			// The pending work finished before the isolate went: its write
+			// is there, its memory is not.
+			want := map[string]any{"memory": false, "stored": true}
+			if got := callJS(t, o, "check", tc.key); !reflect.DeepEqual(got, want) {
+				t.Errorf("check %s after hibernation = %v, want %v", tc.key, got, want)
+			}
+		})
+	}
+}
+
+func TestObject_HibernationDisabled(t *testing.T) {
+	o := newSleeper(t, -1)
+	callJS(t, o, "bump")
+	time.Sleep(100 * time.Millisecond)
+	if o.Hibernating() || o.Hibernations() != 0 {
+		t.Fatal("hibernated with HibernateAfter < 0")
+	}
+	if got, want := callJS(t, o, "bump"), bumped(2, 2, 1); !reflect.DeepEqual(got, want) {
+		t.Errorf("bump = %v, want %v", got, want)
+	}
+}
+
+func TestObject_CloseWhileHibernating(t *testing.T) {
+	o := newSleeper(t, 10*time.Millisecond)
+	callJS(t, o, "bump")
+	waitHibernating(t, o)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := o.Close(ctx); err != nil {
+		t.Fatalf("Close = %v", err)
+	}
+	select {
+	case <-o.Done():
+	default:
+		t.Fatal("Done not closed after Close")
+	}
+	if o.Hibernations() != 1 {
+		t.Errorf("Hibernations = %d, want 1 (Close must not wake the object)", o.Hibernations())
+	}
+}
