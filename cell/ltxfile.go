@@ -102,6 +102,9 @@ func encodeBatch(b *batch, pageSize uint32, wal *walFollower, dbf *os.File) ([]b
 	return buf.Bytes(), nil
 }
 
+// applyRunBytes bounds the pages applyLTX writes with one call.
+const applyRunBytes = 1 << 20
+
 // errBadLTX marks an LTX object that cannot be applied: corrupt, or not
 // the one its name promises, or not following the one before it.
 var errBadLTX = errors.New("bad ltx object")
@@ -132,7 +135,22 @@ func applyLTX(seg segment, data []byte, f *os.File, st *dbState) error {
 			errBadLTX, h.PreApplyChecksum, seg.min-1, st.checksum())
 	}
 	ps := int64(h.PageSize)
+	// Runs of consecutive pages (a snapshot is one) are written with one
+	// call each: a write per page made a 1 MB restore hundreds of system
+	// calls.
 	page := make([]byte, ps)
+	run := make([]byte, 0, max(ps, min(applyRunBytes, int64(h.Commit)*ps)))
+	var runStart uint32 // first page of run
+	flush := func() error {
+		if len(run) == 0 {
+			return nil
+		}
+		if _, err := f.WriteAt(run, int64(runStart-1)*ps); err != nil {
+			return fmt.Errorf("write pages %d-%d: %w", runStart, runStart+uint32(int64(len(run))/ps)-1, err)
+		}
+		run = run[:0]
+		return nil
+	}
 	hash := ltx.NewHasher()
 	want := uint32(1) // snapshots: the next page number expected
 	for {
@@ -154,10 +172,19 @@ func applyLTX(seg segment, data []byte, f *os.File, st *dbState) error {
 			}
 			want++
 		}
-		if _, err := f.WriteAt(page, int64(ph.Pgno-1)*ps); err != nil {
-			return fmt.Errorf("write page %d: %w", ph.Pgno, err)
-		}
 		st.set(ph.Pgno, ltx.ChecksumPageWithHasher(hash, ph.Pgno, page))
+		if len(run) > 0 && (ph.Pgno != runStart+uint32(int64(len(run))/ps) || int64(len(run))+ps > int64(cap(run))) {
+			if err := flush(); err != nil {
+				return err
+			}
+		}
+		if len(run) == 0 {
+			runStart = ph.Pgno
+		}
+		run = append(run, page...)
+	}
+	if err := flush(); err != nil {
+		return err
 	}
 	if err := dec.Close(); err != nil {
 		return fmt.Errorf("%w: %w", errBadLTX, err)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"slices"
 	"sync"
 	"sync/atomic"
 
@@ -127,6 +128,11 @@ type Replicator struct {
 	closed    bool
 	changed   chan struct{} // closed and replaced when durable, err or closed change
 	stats     ReplicatorStats
+	// The objects a restore of the durable state applies (see Seal);
+	// chainKnown is false when they are not all known.
+	chain      []segment
+	chainKnown bool
+	chainSnap  uint64 // maxTXID of the newest snapshot in chain
 
 	kick   chan struct{}
 	ctx    context.Context // ends at Close: stops uploads
@@ -171,6 +177,12 @@ func NewReplicator(db *DB, cfg ReplicatorConfig) (*Replicator, error) {
 	if err != nil {
 		return nil, fmt.Errorf("start replicator: %w", err)
 	}
+	// A restored file whose WAL is still empty has had no commit since
+	// the restore, so its checksums need not be computed again.
+	restored := cfg.From.state
+	if fi, err := os.Stat(db.path + "-wal"); err == nil && fi.Size() > 0 {
+		restored = nil
+	}
 	done, err := db.c.checkpointTruncate()
 	if err == nil && !done {
 		err = errors.New("busy")
@@ -197,7 +209,10 @@ func NewReplicator(db *DB, cfg ReplicatorConfig) (*Replicator, error) {
 		ctx:      ctx,
 		cancel:   cancel,
 	}
-	if err := r.state.load(dbf); err != nil {
+	if restored != nil && restored.pageSize == uint32(ps) && sameHeader(dbf, restored) {
+		r.state = *restored
+		r.state.sums = slices.Clone(restored.sums)
+	} else if err := r.state.load(dbf); err != nil {
 		r.release()
 		return nil, fmt.Errorf("start replicator: checksum %s: %w", db.path, err)
 	}
@@ -213,12 +228,34 @@ func NewReplicator(db *DB, cfg ReplicatorConfig) (*Replicator, error) {
 		r.release()
 		return nil, fmt.Errorf("start replicator: %w", err)
 	}
+	r.chain, r.chainKnown = chainFrom(cfg.Cell, cfg.From)
+	if r.chainKnown && len(r.chain) > 0 {
+		r.chainSnap = r.chain[0].max
+	}
 	r.captured.Store(cfg.From.TXID)
 	r.wg.Add(1)
 	go r.run()
 	db.afterCommit = r.afterCommit
 	db.beforeCall = r.maybeCheckpoint
 	return r, nil
+}
+
+// sameHeader reports that the database file still has the size and the
+// first page a restore in this process left (st). With an empty WAL (no
+// commit since), only opening the file can have changed it, and that
+// rewrites the header (journal mode) at most. It spares reading the whole
+// file again to checksum every page.
+func sameHeader(f *os.File, st *dbState) bool {
+	fi, err := f.Stat()
+	ps := int64(st.pageSize)
+	if err != nil || st.pages() == 0 || fi.Size() != int64(st.pages())*ps {
+		return false
+	}
+	page := make([]byte, ps)
+	if _, err := f.ReadAt(page, 0); err != nil {
+		return false
+	}
+	return ltx.ChecksumPage(1, page) == st.sums[0]
 }
 
 func (r *Replicator) release() {

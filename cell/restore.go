@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/celldgo/celld/bucket"
 	"github.com/superfly/ltx"
@@ -28,6 +29,13 @@ type RestoreInfo struct {
 	TXID     uint64 // the last transaction applied (0: none)
 	Checksum uint64 // the LTX database checksum at TXID (0 when TXID is 0)
 	Objects  int    // LTX objects read
+	// Chain names the objects applied, in order (full keys): a replicator
+	// continuing from here extends it, and writes it into the head record
+	// when its epoch ends (Seal).
+	Chain []string
+	// state is the restored file's page checksums, sparing NewReplicator
+	// a second pass over the file (nil: it computes them).
+	state *dbState
 }
 
 // restoreWindow is how many LTX objects a restore fetches ahead of the one
@@ -56,34 +64,50 @@ type segment struct {
 // before it, stops the restore with an error (wrapping ErrBrokenHistory)
 // that names it: a restore never returns a shorter history.
 func Restore(ctx context.Context, store bucket.Store, cell, path string) (RestoreInfo, error) {
-	fail := func(err error) (RestoreInfo, error) {
-		return RestoreInfo{}, fmt.Errorf("restore cell %s: %w", cell, err)
-	}
 	segs, err := listSegments(ctx, store, cell)
 	if err != nil {
-		return fail(err)
+		return RestoreInfo{}, fmt.Errorf("restore cell %s: %w", cell, err)
 	}
 	chain, err := planRestore(segs)
 	if err != nil {
-		return fail(err)
+		return RestoreInfo{}, fmt.Errorf("restore cell %s: %w", cell, err)
 	}
 	if len(chain) == 0 {
 		if err := removeDB(path); err != nil {
-			return fail(err)
+			return RestoreInfo{}, fmt.Errorf("restore cell %s: %w", cell, err)
 		}
 		return RestoreInfo{}, nil
+	}
+	return writeRestored(ctx, cell, path, chain, newChainFetch(ctx, store, chain), 0)
+}
+
+// writeRestored applies chain, read through f, to a file beside path and
+// renames it over path. A non-zero checksum is what the database must have
+// at the end (the head record's promise).
+//
+// The file is not fsynced: it is a copy of the bucket that every
+// activation rebuilds, and whatever opens it without a restore (a
+// preserved cell resuming) checks it against the checksum of its position
+// first (NewReplicator), so a file torn by a power loss is refused, never
+// served. An fsync of a 1 MB file cost as much as a round trip to the
+// bucket.
+func writeRestored(ctx context.Context, cell, path string, chain []segment, f *chainFetch, checksum uint64) (RestoreInfo, error) {
+	defer f.stop()
+	fail := func(err error) (RestoreInfo, error) {
+		return RestoreInfo{}, fmt.Errorf("restore cell %s: %w", cell, err)
 	}
 	tmp, err := os.CreateTemp(filepath.Dir(path), filepath.Base(path)+".restore-*")
 	if err != nil {
 		return fail(err)
 	}
 	defer os.Remove(tmp.Name()) // a no-op once renamed
-	st, err := applyChain(ctx, store, chain, tmp)
-	if err == nil {
-		err = tmp.Sync()
-	}
+	st, err := applyChain(ctx, chain, f, tmp)
 	if cerr := tmp.Close(); err == nil {
 		err = cerr
+	}
+	if err == nil && checksum != 0 && uint64(st.checksum()) != checksum {
+		err = fmt.Errorf("%w: the database has checksum %s after %s, the head record says %016x",
+			ErrBrokenHistory, st.checksum(), chain[len(chain)-1].key, checksum)
 	}
 	if err != nil {
 		return fail(err)
@@ -94,11 +118,12 @@ func Restore(ctx context.Context, store bucket.Store, cell, path string) (Restor
 	if err := os.Rename(tmp.Name(), path); err != nil {
 		return fail(err)
 	}
-	if err := syncDir(filepath.Dir(path)); err != nil {
-		return fail(err)
-	}
 	last := chain[len(chain)-1]
-	return RestoreInfo{Epoch: last.epoch, TXID: last.max, Checksum: uint64(st.checksum()), Objects: len(chain)}, nil
+	info := RestoreInfo{Epoch: last.epoch, TXID: last.max, Checksum: uint64(st.checksum()), Objects: len(chain), state: &st}
+	for _, s := range chain {
+		info.Chain = append(info.Chain, s.key)
+	}
+	return info, nil
 }
 
 // listSegments lists the LTX objects of cell. Keys under the prefix that
@@ -118,24 +143,43 @@ func listSegments(ctx context.Context, store bucket.Store, cell string) ([]segme
 	}
 	var segs []segment
 	for _, o := range objs {
-		dir, name, ok := strings.Cut(strings.TrimPrefix(o.Key, prefix), "/")
-		if !ok || len(dir) != 17 || dir[0] != 'e' || !strings.HasSuffix(name, ".ltx") || retired[dir] {
+		dir, _, _ := strings.Cut(strings.TrimPrefix(o.Key, prefix), "/")
+		if retired[dir] {
 			continue
 		}
-		epoch, err := strconv.ParseUint(dir[1:], 16, 64)
-		if err != nil {
+		seg, ok := parseSegmentKey(prefix, o.Key)
+		if !ok {
 			continue
 		}
-		lo, hi, err := ltx.ParseFilename(name)
-		if err != nil {
-			continue
+		if seg.min == 0 || seg.min > seg.max {
+			return nil, fmt.Errorf("%w: %s: TXID range %d-%d", ErrBrokenHistory, o.Key, seg.min, seg.max)
 		}
-		if lo == 0 || lo > hi {
-			return nil, fmt.Errorf("%w: %s: TXID range %d-%d", ErrBrokenHistory, o.Key, lo, hi)
-		}
-		segs = append(segs, segment{key: o.Key, epoch: epoch, min: uint64(lo), max: uint64(hi)})
+		segs = append(segs, seg)
 	}
 	return segs, nil
+}
+
+// parseSegmentKey parses the key of an LTX object under prefix
+// ("e<epoch:016x>/<min:016x>-<max:016x>.ltx" after it). ok is false for
+// any other key.
+func parseSegmentKey(prefix, key string) (seg segment, ok bool) {
+	rest, ok := strings.CutPrefix(key, prefix)
+	if !ok {
+		return segment{}, false
+	}
+	dir, name, ok := strings.Cut(rest, "/")
+	if !ok || len(dir) != 17 || dir[0] != 'e' || !strings.HasSuffix(name, ".ltx") {
+		return segment{}, false
+	}
+	epoch, err := strconv.ParseUint(dir[1:], 16, 64)
+	if err != nil {
+		return segment{}, false
+	}
+	lo, hi, err := ltx.ParseFilename(name)
+	if err != nil {
+		return segment{}, false
+	}
+	return segment{key: key, epoch: epoch, min: uint64(lo), max: uint64(hi)}, true
 }
 
 // planRestore picks the objects to apply, in order.
@@ -294,42 +338,70 @@ func gapError[T any](segs []segment, reach map[uint64]T, end uint64) error {
 	return fmt.Errorf("%w: no object holds TXIDs %d-%d%s", ErrBrokenHistory, last+1, next-1, where)
 }
 
-// applyChain fetches the chain, a few objects ahead, and applies it in
-// order to f.
-func applyChain(ctx context.Context, store bucket.Store, chain []segment, f *os.File) (dbState, error) {
+// chainFetch reads the objects of a chain, restoreWindow ahead of the
+// one being applied.
+type chainFetch struct {
+	ctx     context.Context
+	stop    context.CancelFunc
+	store   bucket.Store
+	chain   []segment
+	mu      sync.Mutex
+	results []chan fetched
+}
+
+type fetched struct {
+	data []byte
+	err  error
+}
+
+// newChainFetch starts reading the first objects of chain.
+func newChainFetch(ctx context.Context, store bucket.Store, chain []segment) *chainFetch {
 	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	type fetched struct {
-		data []byte
-		err  error
-	}
-	results := make([]chan fetched, len(chain))
-	next := 0
-	fetch := func() {
-		i := next
-		next++
-		results[i] = make(chan fetched, 1)
+	f := &chainFetch{ctx: ctx, stop: cancel, store: store, chain: chain}
+	f.ahead(restoreWindow)
+	return f
+}
+
+// ahead starts the reads of every object before index n not yet started.
+func (f *chainFetch) ahead(n int) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for i := len(f.results); i < min(n, len(f.chain)); i++ {
+		ch := make(chan fetched, 1)
+		f.results = append(f.results, ch)
 		go func() {
-			data, _, err := store.Get(ctx, chain[i].key)
-			results[i] <- fetched{data, err}
+			data, _, err := f.store.Get(f.ctx, f.chain[i].key)
+			ch <- fetched{data, err}
 		}()
 	}
-	for next < len(chain) && next < restoreWindow {
-		fetch()
-	}
+}
+
+// get waits for object i and starts the next read.
+func (f *chainFetch) get(i int) fetched {
+	f.ahead(i + 1)
+	f.mu.Lock()
+	ch := f.results[i]
+	f.mu.Unlock()
+	r := <-ch
+	f.ahead(i + 1 + restoreWindow)
+	return r
+}
+
+// applyChain applies chain, read through f, in order to file w.
+func applyChain(ctx context.Context, chain []segment, f *chainFetch, w *os.File) (dbState, error) {
 	var st dbState
 	for i, seg := range chain {
-		r := <-results[i]
-		if next < len(chain) {
-			fetch()
+		if err := ctx.Err(); err != nil {
+			return st, context.Cause(ctx)
 		}
+		r := f.get(i)
 		if r.err != nil {
 			if errors.Is(r.err, bucket.ErrNotFound) {
 				return st, fmt.Errorf("%w: %s is listed but missing: %w", ErrBrokenHistory, seg.key, r.err)
 			}
 			return st, fmt.Errorf("read %s: %w", seg.key, r.err)
 		}
-		if err := applyLTX(seg, r.data, f, &st); err != nil {
+		if err := applyLTX(seg, r.data, w, &st); err != nil {
 			if errors.Is(err, errBadLTX) {
 				err = fmt.Errorf("%w: %w", ErrBrokenHistory, err)
 			}
@@ -347,13 +419,4 @@ func removeDB(path string) error {
 		}
 	}
 	return nil
-}
-
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	return d.Sync()
 }

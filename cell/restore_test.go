@@ -19,7 +19,7 @@ func TestRestore_noHistory(t *testing.T) {
 	mustPut(t, db, "stale", "x")
 	db.Close()
 	info, err := Restore(context.Background(), bucket.NewMem(), testCell, path)
-	if err != nil || info != (RestoreInfo{}) {
+	if err != nil || info.Epoch != 0 || info.TXID != 0 || info.Objects != 0 || len(info.Chain) != 0 {
 		t.Fatalf("Restore = %+v, %v; want nothing", info, err)
 	}
 	db, err = Open(path)

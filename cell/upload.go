@@ -51,6 +51,7 @@ func (r *Replicator) runSnapshot(s *batch) {
 	s.err = err
 	if err == nil {
 		r.stats.Snapshots++
+		r.chainUploaded(r.segmentOf(s))
 		r.advance(s.max)
 	}
 	r.mu.Unlock()
@@ -88,6 +89,7 @@ func (r *Replicator) run() {
 		r.uploading = false
 		if err == nil {
 			r.stats.Segments++
+			r.chainUploaded(r.segmentOf(b))
 			r.advance(b.max)
 		}
 		r.mu.Unlock()
@@ -95,6 +97,11 @@ func (r *Replicator) run() {
 			return // closing, or failed for good
 		}
 	}
+}
+
+// segmentOf names the object of batch b.
+func (r *Replicator) segmentOf(b *batch) segment {
+	return segment{key: LTXKey(r.cfg.Cell, r.cfg.Epoch, b.min, b.max), epoch: r.cfg.Epoch, min: b.min, max: b.max}
 }
 
 // advance records txid as durable. Call with r.mu held.

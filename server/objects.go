@@ -241,8 +241,21 @@ func (o *objects) activate(ctx context.Context, ap *app, name, class, id string)
 	if ap == nil && h == nil {
 		return nil, errors.New("no deployment")
 	}
+	// The restore's first reads (the head record, the first objects it
+	// names) overlap the ownership write; they are wasted when a live
+	// peer owns the cell, so a cell recently found elsewhere skips them.
+	o.mu.Lock()
+	_, elsewhere := o.remotes[name]
+	o.mu.Unlock()
+	var pending *cell.PendingRestore
+	if !elsewhere {
+		pending = cell.PrepareRestore(ctx, o.store, name)
+	}
 	owner, err := o.fleet.Acquire(ctx, name)
 	if err != nil {
+		if pending != nil {
+			pending.Cancel()
+		}
 		return nil, fmt.Errorf("activate %s: %w", name, err)
 	}
 	path := filepath.Join(o.stateDir, class, id+".sqlite")
@@ -253,12 +266,20 @@ func (o *objects) activate(ctx context.Context, ap *app, name, class, id string)
 		return nil, err
 	}
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		if pending != nil {
+			pending.Cancel()
+		}
 		return fail(fmt.Errorf("activate %s: %w", name, err))
 	}
 	// The bucket is the truth: rebuild the file from the newest epoch's
 	// chain before the constructor runs.
 	o.drain.restoring.Add(1)
-	info, err := cell.Restore(ctx, o.store, name, path)
+	var info cell.RestoreInfo
+	if pending != nil {
+		info, err = pending.Restore(ctx, path, owner.Epoch, o.log)
+	} else {
+		info, err = cell.Restore(ctx, o.store, name, path)
+	}
 	o.drain.restoring.Add(-1)
 	if err != nil {
 		return fail(fmt.Errorf("activate %s: restore: %w", name, err))
@@ -338,8 +359,9 @@ func (o *objects) stopOne(r *resident, why string) {
 	}
 	// Everything committed goes to the bucket before the cell is
 	// released, so the next owner restores all of it.
-	if err := r.repl.Close(ctx); err != nil {
-		o.log.Error("flush cell to the bucket", "cell", r.cell, "err", err)
+	closeErr := r.repl.Close(ctx)
+	if closeErr != nil {
+		o.log.Error("flush cell to the bucket", "cell", r.cell, "err", closeErr)
 	}
 	if o.retention > 0 && r.owner.Context().Err() == nil {
 		confirm := func(ctx context.Context) error { return o.fleet.Confirm(ctx, r.cell, r.owner.Epoch) }
@@ -353,6 +375,13 @@ func (o *objects) stopOne(r *resident, why string) {
 		o.log.Warn("close cell database", "cell", r.cell, "err", err)
 	}
 	if r.owner.Context().Err() == nil {
+		// The epoch ends here: tell its successor where its history ends,
+		// so the next activation restores without listing.
+		if closeErr == nil {
+			if _, err := r.repl.Seal(ctx); err != nil {
+				o.log.Warn("seal cell history", "cell", r.cell, "err", err)
+			}
+		}
 		if err := o.fleet.Release(ctx, r.cell); err != nil {
 			o.log.Warn("release cell", "cell", r.cell, "err", err)
 		}
