@@ -91,6 +91,7 @@ func runDev(ctx context.Context, out, errw io.Writer, version, dir string, o *de
 		return deployErr(err)
 	}
 	fmt.Fprintf(out, "deployed %s version %s\n", res.Worker, res.Version)
+	fmt.Fprintf(out, "bucket file://%s (for celld d1, kv and cell commands: --bucket file://%s)\n", filepath.Join(root, "bucket"), filepath.Join(root, "bucket"))
 
 	log := slog.New(slog.NewTextHandler(errw, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	ready := make(chan struct{})
