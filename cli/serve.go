@@ -59,6 +59,13 @@ func serveCommand(g *globals) *cli.Command {
 			if err != nil {
 				return err
 			}
+			hibernate, err := envInt("CELLD_HIBERNATE_S")
+			if err != nil {
+				return err
+			}
+			if hibernate == 0 {
+				hibernate = -1 // never
+			}
 			releases, err := envInt("CELLD_RELEASES")
 			if err != nil {
 				return err
@@ -84,7 +91,7 @@ func serveCommand(g *globals) *cli.Command {
 				StateDir: stateDir, IdleEvict: time.Duration(idle) * time.Second, MaxResident: int(maxResident),
 				LTXRetention: time.Duration(retention) * time.Second,
 				Releases:     int(releases), DrainTimeout: time.Duration(drainMS) * time.Millisecond,
-				Builtins: builtinHandlers,
+				Builtins: builtinHandlers, Hibernate: time.Duration(hibernate) * time.Second,
 			})
 			var fe *server.FenceError
 			var sf *server.StoreFaultError

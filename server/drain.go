@@ -105,6 +105,11 @@ func (o *objects) counts() api.Counters {
 	c := api.Counters{Occupied: len(o.residents), Activating: len(o.activating), Restoring: int(o.drain.restoring.Load())}
 	c.Releasing = len(o.releasing)
 	c.Evicting = len(o.stopping) - c.Releasing
+	for _, r := range o.residents {
+		if r.obj != nil && r.obj.Hibernating() {
+			c.Hibernating++
+		}
+	}
 	return c
 }
 
@@ -116,7 +121,8 @@ func (o *objects) cells() []api.Cell {
 	now := time.Now()
 	for _, r := range o.residents {
 		out = append(out, api.Cell{Cell: r.cell, Phase: "owned", Epoch: r.owner.Epoch,
-			IdleMS: now.Sub(time.Unix(0, r.lastUsed.Load())).Milliseconds(), Inflight: int(r.inflight.Load())})
+			IdleMS: now.Sub(time.Unix(0, r.lastUsed.Load())).Milliseconds(), Inflight: int(r.inflight.Load()),
+			Hibernating: r.obj != nil && r.obj.Hibernating()})
 	}
 	for name := range o.activating {
 		out = append(out, api.Cell{Cell: name, Phase: "activating"})

@@ -47,6 +47,8 @@ type Counters struct {
 	Restoring int `json:"restoring"`
 	// Releasing: being flushed and released during a drain.
 	Releasing int `json:"releasing"`
+	// Hibernating: the occupied cells whose JS isolate is dropped.
+	Hibernating int `json:"hibernating"`
 }
 
 // Cell is one cell as /state shows it.
@@ -58,4 +60,7 @@ type Cell struct {
 	Epoch    uint64 `json:"epoch"`
 	IdleMS   int64  `json:"idle_ms"`
 	Inflight int    `json:"inflight"`
+	// Hibernating: an owned Durable Object that dropped its JS isolate
+	// while idle (CELLD_HIBERNATE_S); its next event rebuilds it.
+	Hibernating bool `json:"hibernating,omitempty"`
 }
