@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"os"
 	"strconv"
 	"sync"
 
@@ -73,25 +74,31 @@ func (h headRecord) segments(cell string) ([]segment, error) {
 }
 
 // PendingRestore is a restore begun before the epoch it restores for is
-// known: it reads the head record and the first objects it names while the
-// caller acquires the cell, so those reads overlap the ownership write.
+// known. While the caller acquires the cell, it reads the head record,
+// fetches the objects it names and applies them to a file beside the
+// database, so that both the reads and the work of applying them overlap
+// the ownership write; Restore then only checks the epoch and renames the
+// file into place.
 type PendingRestore struct {
 	store  bucket.Store
 	cell   string
+	path   string
 	cancel context.CancelFunc
-	done   chan struct{} // closed when head, chain, fetch and err are set
+	done   chan struct{} // closed when the fields below are set
 	head   headRecord
 	chain  []segment
-	fetch  *chainFetch
-	err    error // no usable head record
+	tmp    string   // the applied file, if err is nil
+	st     *dbState // its checksums
+	err    error    // no usable head record, or applying it failed
 	once   sync.Once
 }
 
-// PrepareRestore starts reading what a restore of cell will likely need.
-// Finish it with Restore, or Cancel it; its reads end with ctx.
-func PrepareRestore(ctx context.Context, store bucket.Store, cell string) *PendingRestore {
+// PrepareRestore starts restoring cell for the database at path, from its
+// head record. Finish it with Restore, or Cancel it; its work ends with
+// ctx.
+func PrepareRestore(ctx context.Context, store bucket.Store, cell, path string) *PendingRestore {
 	ctx, cancel := context.WithCancel(ctx)
-	p := &PendingRestore{store: store, cell: cell, cancel: cancel, done: make(chan struct{})}
+	p := &PendingRestore{store: store, cell: cell, path: path, cancel: cancel, done: make(chan struct{})}
 	go func() {
 		defer close(p.done)
 		data, _, err := store.Get(ctx, HeadKey(cell))
@@ -107,23 +114,39 @@ func PrepareRestore(ctx context.Context, store bucket.Store, cell string) *Pendi
 			p.err = fmt.Errorf("%s: %w", HeadKey(cell), err)
 			return
 		}
-		p.fetch = newChainFetch(ctx, store, p.chain)
+		sum, err := strconv.ParseUint(p.head.Checksum, 16, 64)
+		if err != nil || sum == 0 {
+			p.err = fmt.Errorf("%s: checksum %q", HeadKey(cell), p.head.Checksum)
+			return
+		}
+		p.tmp, p.st, p.err = applyToTemp(ctx, path, p.chain, newChainFetch(ctx, store, p.chain), sum)
 	}()
 	return p
 }
 
-// Cancel stops the reads of a restore that will not be finished.
-func (p *PendingRestore) Cancel() { p.once.Do(p.cancel) }
+// Cancel stops a restore that will not be finished and removes what it
+// wrote (once its work has stopped).
+func (p *PendingRestore) Cancel() {
+	p.once.Do(func() {
+		p.cancel()
+		go func() {
+			<-p.done
+			if p.tmp != "" {
+				os.Remove(p.tmp)
+			}
+		}()
+	})
+}
 
 // Restore finishes the restore into path for the owner of epoch (just
 // acquired): from the head record if it describes epoch - 1, else as
 // Restore does, from a LIST of the history. The result is the same either
 // way; only the number of round trips differs.
-func (p *PendingRestore) Restore(ctx context.Context, path string, epoch uint64, log *slog.Logger) (RestoreInfo, error) {
-	defer p.Cancel()
+func (p *PendingRestore) Restore(ctx context.Context, epoch uint64, log *slog.Logger) (RestoreInfo, error) {
 	select {
 	case <-p.done:
 	case <-ctx.Done():
+		p.Cancel()
 		return RestoreInfo{}, fmt.Errorf("restore cell %s: %w", p.cell, context.Cause(ctx))
 	}
 	why := ""
@@ -135,27 +158,22 @@ func (p *PendingRestore) Restore(ctx context.Context, path string, epoch uint64,
 	case epoch == 0 || p.head.Epoch != epoch-1:
 		why = fmt.Sprintf("head record is of epoch %d, this is epoch %d", p.head.Epoch, epoch)
 	default:
-		sum, err := strconv.ParseUint(p.head.Checksum, 16, 64)
-		if err != nil {
-			why = fmt.Sprintf("head record checksum %q", p.head.Checksum)
-			break
+		tmp := p.tmp
+		p.tmp = "" // installed or removed here, not by Cancel
+		if err := install(tmp, p.path); err != nil {
+			p.Cancel()
+			return RestoreInfo{}, fmt.Errorf("restore cell %s: %w", p.cell, err)
 		}
-		info, err := writeRestored(ctx, p.cell, path, p.chain, p.fetch, sum)
-		if err == nil {
-			return info, nil
-		}
-		if ctx.Err() != nil {
-			return RestoreInfo{}, err
-		}
-		// The LIST path meets the same object again if it is still
-		// needed, and then reports it properly.
-		why = err.Error()
+		p.Cancel()
+		return restoredInfo(p.chain, p.st), nil
 	}
 	if why != "" && log != nil {
+		// The listing meets a bad object again if it is still needed,
+		// and then reports it properly.
 		log.Debug("restore from a listing", "cell", p.cell, "why", why)
 	}
 	p.Cancel()
-	return Restore(ctx, p.store, p.cell, path)
+	return Restore(ctx, p.store, p.cell, p.path)
 }
 
 // Seal writes the head record of this epoch: where its history ends and

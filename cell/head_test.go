@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/celldgo/celld/bucket"
 )
@@ -38,7 +39,7 @@ func pendingRestore(t testing.TB, store bucket.Store, epoch uint64) (*DB, Restor
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "pending.db")
 	ctx := context.Background()
-	info, err := PrepareRestore(ctx, store, testCell).Restore(ctx, path, epoch, nil)
+	info, err := PrepareRestore(ctx, store, testCell, path).Restore(ctx, epoch, nil)
 	if err != nil {
 		t.Fatalf("restore for epoch %d: %v", epoch, err)
 	}
@@ -99,7 +100,7 @@ func TestSeal_chainAcrossEpochs(t *testing.T) {
 	for epoch := uint64(2); epoch <= 4; epoch++ {
 		path := filepath.Join(t.TempDir(), "cell.db")
 		ctx := context.Background()
-		info, err := PrepareRestore(ctx, mem, testCell).Restore(ctx, path, epoch, nil)
+		info, err := PrepareRestore(ctx, mem, testCell, path).Restore(ctx, epoch, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -188,7 +189,7 @@ func TestPendingRestore_badHeadFallsBackToListing(t *testing.T) {
 			store := &listingStore{Store: mem}
 			path := filepath.Join(t.TempDir(), "cell.db")
 			ctx := context.Background()
-			info, err := PrepareRestore(ctx, store, testCell).Restore(ctx, path, 2, nil)
+			info, err := PrepareRestore(ctx, store, testCell, path).Restore(ctx, 2, nil)
 			if err == nil && info.TXID != h.TXID {
 				t.Errorf("restore = %+v, want TXID %d", info, h.TXID)
 			}
@@ -262,5 +263,38 @@ func TestSeal_refusedBeforeClose(t *testing.T) {
 	mustPut(t, db, "a", "1")
 	if ok, err := r.Seal(context.Background()); ok || err == nil {
 		t.Fatalf("Seal of a running replicator = %v, %v; want an error", ok, err)
+	}
+}
+
+// A pending restore that is cancelled, or finished for an epoch its head
+// record does not describe, leaves no file behind.
+func TestPendingRestore_leavesNoTempFile(t *testing.T) {
+	mem := bucket.NewMem()
+	db, r := replicated(t, mem, 1, RestoreInfo{})
+	writeMix(t, db, 0, 10)
+	sealed(t, db, r)
+	ctx := context.Background()
+	for name, finish := range map[string]func(p *PendingRestore){
+		"cancelled":   func(p *PendingRestore) { p.Cancel() },
+		"other epoch": func(p *PendingRestore) { p.Restore(ctx, 7, nil) },
+	} {
+		dir := t.TempDir()
+		p := PrepareRestore(ctx, mem, testCell, filepath.Join(dir, "cell.db"))
+		<-p.done
+		if p.tmp == "" {
+			t.Fatalf("%s: nothing applied ahead: %v", name, p.err)
+		}
+		finish(p)
+		deadline := time.Now().Add(5 * time.Second)
+		for {
+			left, _ := filepath.Glob(filepath.Join(dir, "*.restore-*"))
+			if len(left) == 0 {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("%s: left %v", name, left)
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
 	}
 }

@@ -84,6 +84,19 @@ func Restore(ctx context.Context, store bucket.Store, cell, path string) (Restor
 // writeRestored applies chain, read through f, to a file beside path and
 // renames it over path. A non-zero checksum is what the database must have
 // at the end (the head record's promise).
+func writeRestored(ctx context.Context, cell, path string, chain []segment, f *chainFetch, checksum uint64) (RestoreInfo, error) {
+	tmp, st, err := applyToTemp(ctx, path, chain, f, checksum)
+	if err == nil {
+		err = install(tmp, path)
+	}
+	if err != nil {
+		return RestoreInfo{}, fmt.Errorf("restore cell %s: %w", cell, err)
+	}
+	return restoredInfo(chain, st), nil
+}
+
+// applyToTemp applies chain, read through f, to a new file beside path and
+// returns its name; on error it leaves no file.
 //
 // The file is not fsynced: it is a copy of the bucket that every
 // activation rebuilds, and whatever opens it without a restore (a
@@ -91,16 +104,12 @@ func Restore(ctx context.Context, store bucket.Store, cell, path string) (Restor
 // first (NewReplicator), so a file torn by a power loss is refused, never
 // served. An fsync of a 1 MB file cost as much as a round trip to the
 // bucket.
-func writeRestored(ctx context.Context, cell, path string, chain []segment, f *chainFetch, checksum uint64) (RestoreInfo, error) {
+func applyToTemp(ctx context.Context, path string, chain []segment, f *chainFetch, checksum uint64) (string, *dbState, error) {
 	defer f.stop()
-	fail := func(err error) (RestoreInfo, error) {
-		return RestoreInfo{}, fmt.Errorf("restore cell %s: %w", cell, err)
-	}
 	tmp, err := os.CreateTemp(filepath.Dir(path), filepath.Base(path)+".restore-*")
 	if err != nil {
-		return fail(err)
+		return "", nil, err
 	}
-	defer os.Remove(tmp.Name()) // a no-op once renamed
 	st, err := applyChain(ctx, chain, f, tmp)
 	if cerr := tmp.Close(); err == nil {
 		err = cerr
@@ -110,20 +119,33 @@ func writeRestored(ctx context.Context, cell, path string, chain []segment, f *c
 			ErrBrokenHistory, st.checksum(), chain[len(chain)-1].key, checksum)
 	}
 	if err != nil {
-		return fail(err)
+		os.Remove(tmp.Name())
+		return "", nil, err
 	}
+	return tmp.Name(), &st, nil
+}
+
+// install replaces the database at path (and its -wal and -shm) with the
+// restored file tmp.
+func install(tmp, path string) error {
 	if err := removeDB(path); err != nil {
-		return fail(err)
+		os.Remove(tmp)
+		return err
 	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
-		return fail(err)
+	if err := os.Rename(tmp, path); err != nil {
+		os.Remove(tmp)
+		return err
 	}
+	return nil
+}
+
+func restoredInfo(chain []segment, st *dbState) RestoreInfo {
 	last := chain[len(chain)-1]
-	info := RestoreInfo{Epoch: last.epoch, TXID: last.max, Checksum: uint64(st.checksum()), Objects: len(chain), state: &st}
+	info := RestoreInfo{Epoch: last.epoch, TXID: last.max, Checksum: uint64(st.checksum()), Objects: len(chain), state: st}
 	for _, s := range chain {
 		info.Chain = append(info.Chain, s.key)
 	}
-	return info, nil
+	return info
 }
 
 // listSegments lists the LTX objects of cell. Keys under the prefix that

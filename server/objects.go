@@ -97,6 +97,7 @@ func (o *objects) configure(cfg *worker.Config, dep *deploy.Deployment) {
 	}
 	cfg.DurableObjects = ns
 	cfg.Objects = o
+	cfg.OutputGate = o.outputGate
 	cfg.HibernateAfter = o.hibernate
 }
 
@@ -241,15 +242,19 @@ func (o *objects) activate(ctx context.Context, ap *app, name, class, id string)
 	if ap == nil && h == nil {
 		return nil, errors.New("no deployment")
 	}
-	// The restore's first reads (the head record, the first objects it
-	// names) overlap the ownership write; they are wasted when a live
-	// peer owns the cell, so a cell recently found elsewhere skips them.
+	path := filepath.Join(o.stateDir, class, id+".sqlite")
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return nil, fmt.Errorf("activate %s: %w", name, err)
+	}
+	// The restore from the head record (its reads, and applying what they
+	// bring) overlaps the ownership write; that work is wasted when a live
+	// peer owns the cell, so a cell recently found elsewhere skips it.
 	o.mu.Lock()
 	_, elsewhere := o.remotes[name]
 	o.mu.Unlock()
 	var pending *cell.PendingRestore
 	if !elsewhere {
-		pending = cell.PrepareRestore(ctx, o.store, name)
+		pending = cell.PrepareRestore(ctx, o.store, name, path)
 	}
 	owner, err := o.fleet.Acquire(ctx, name)
 	if err != nil {
@@ -258,25 +263,18 @@ func (o *objects) activate(ctx context.Context, ap *app, name, class, id string)
 		}
 		return nil, fmt.Errorf("activate %s: %w", name, err)
 	}
-	path := filepath.Join(o.stateDir, class, id+".sqlite")
 	fail := func(err error) (*resident, error) {
 		rctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
 		o.fleet.Release(rctx, name)
 		return nil, err
 	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		if pending != nil {
-			pending.Cancel()
-		}
-		return fail(fmt.Errorf("activate %s: %w", name, err))
-	}
 	// The bucket is the truth: rebuild the file from the newest epoch's
 	// chain before the constructor runs.
 	o.drain.restoring.Add(1)
 	var info cell.RestoreInfo
 	if pending != nil {
-		info, err = pending.Restore(ctx, path, owner.Epoch, o.log)
+		info, err = pending.Restore(ctx, owner.Epoch, o.log)
 	} else {
 		info, err = cell.Restore(ctx, o.store, name, path)
 	}
