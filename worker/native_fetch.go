@@ -63,7 +63,18 @@ func registerFetchNatives(set func(string, nativeFunc)) {
 		redirect := call.Argument(4).String()
 		ctx := context.WithValue(iso.ctx, redirectModeKey{}, redirect)
 		host := &Host{iso: iso}
+		gate, obj := iso.rt.cfg.OutputGate, iso.obj
 		return host.Async(func() func(*goja.Runtime) (goja.Value, error) {
+			if gate != nil && obj != nil {
+				if err := gate(ctx, obj.class, obj.id); err != nil {
+					return func(vm *goja.Runtime) (goja.Value, error) {
+						out := vm.NewObject()
+						_ = out.Set("ok", false)
+						_ = out.Set("error", "celld: fetch withheld: the object's writes could not be confirmed durable: "+err.Error())
+						return out, nil
+					}
+				}
+			}
 			resp, final, err := doOutbound(ctx, method, url, header, body)
 			return func(vm *goja.Runtime) (goja.Value, error) {
 				if err != nil {

@@ -77,6 +77,13 @@ type Config struct {
 	// stub call fails.
 	Objects ObjectHost
 
+	// OutputGate, when set, is called before an outbound fetch() of a
+	// Durable Object leaves the process: it returns once every write the
+	// object made is durable (and its ownership confirmed), or an error,
+	// and then the fetch fails without being sent. An object's writes are
+	// never revealed to the outside before they are safe.
+	OutputGate func(ctx context.Context, class, id string) error
+
 	// Isolates is the number of isolates, each a JavaScript heap with its
 	// own loop goroutine. Default: GOMAXPROCS.
 	Isolates int
