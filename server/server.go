@@ -171,7 +171,15 @@ func Run(ctx context.Context, o Options) error {
 	n := &node{opts: o, log: log, fleet: fn, apps: &apps{store: o.Store, log: log, objects: objs}, objects: objs,
 		advertise: advertise, shutdown: make(chan shutdownRequest, 1)}
 	if err := n.apps.refresh(ctx); err != nil {
-		fn.Close(context.Background())
+		cctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		cerr := fn.Close(cctx)
+		if ctx.Err() != nil {
+			// Stopped (SIGTERM, SIGINT) while starting: nothing was
+			// served, the lease is dropped; a clean exit.
+			log.Info("stopped while starting", "node", o.Node)
+			return cerr
+		}
 		return err
 	}
 	if preserved != nil {
