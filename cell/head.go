@@ -87,6 +87,7 @@ type PendingRestore struct {
 	done   chan struct{} // closed when the fields below are set
 	head   headRecord
 	chain  []segment
+	headOK bool     // head and chain are a well-formed record
 	tmp    string   // the applied file, if err is nil
 	st     *dbState // its checksums
 	err    error    // no usable head record, or applying it failed
@@ -119,6 +120,7 @@ func PrepareRestore(ctx context.Context, store bucket.Store, cell, path string) 
 			p.err = fmt.Errorf("%s: checksum %q", HeadKey(cell), p.head.Checksum)
 			return
 		}
+		p.headOK = true
 		p.tmp, p.st, p.err = applyToTemp(ctx, path, p.chain, newChainFetch(ctx, store, p.chain), sum)
 	}()
 	return p
@@ -151,6 +153,16 @@ func (p *PendingRestore) Restore(ctx context.Context, epoch uint64, log *slog.Lo
 	}
 	why := ""
 	switch {
+	case p.headOK && p.err != nil && epoch > 0 && p.head.Epoch == epoch-1:
+		// The record is the sealed end of the epoch before ours, but its
+		// chain did not hold up: the listing may find another way there,
+		// and must not stop short of it.
+		info, err := Restore(ctx, p.store, p.cell, p.path)
+		if err == nil && info.TXID < p.head.TXID {
+			err = fmt.Errorf("restore cell %s: %w: epoch %d ended at TXID %d (%s), the history reaches only TXID %d: %w",
+				p.cell, ErrBrokenHistory, p.head.Epoch, p.head.TXID, HeadKey(p.cell), info.TXID, p.err)
+		}
+		return info, err
 	case p.err != nil:
 		if !errors.Is(p.err, bucket.ErrNotFound) {
 			why = p.err.Error()

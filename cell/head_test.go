@@ -2,6 +2,7 @@ package cell
 
 import (
 	"context"
+	"errors"
 	"encoding/json"
 	"path/filepath"
 	"sync/atomic"
@@ -153,9 +154,8 @@ func TestPendingRestore_staleHeadFallsBackToListing(t *testing.T) {
 func TestPendingRestore_badHeadFallsBackToListing(t *testing.T) {
 	for name, spoil := range map[string]func(t *testing.T, s bucket.Store, h headRecord){
 		"missing object": func(t *testing.T, s bucket.Store, h headRecord) {
-			// The newest snapshot is gone; the listing reaches the same
-			// TXID from an older one.
-			if err := s.Delete(context.Background(), LTXPrefix(testCell)+h.Chain[0]); err != nil {
+			// The newest segment is gone: no listing can bridge that.
+			if err := s.Delete(context.Background(), LTXPrefix(testCell)+h.Chain[len(h.Chain)-1]); err != nil {
 				t.Fatal(err)
 			}
 		},
@@ -178,11 +178,14 @@ func TestPendingRestore_badHeadFallsBackToListing(t *testing.T) {
 				writeMix(t, db, i*3, 3)
 				waitDurable(t, r)
 			}
-			mustPut(t, db, "last", "write")
+			if err := r.Snapshot(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+			mustPut(t, db, "last", "write") // a segment after the snapshot
 			want := contents(t, db)
 			sealed(t, db, r)
 			h := readHead(t, mem)
-			if len(h.Chain) == 0 || r.Stats().Snapshots == 0 {
+			if len(h.Chain) < 2 || r.Stats().Snapshots == 0 {
 				t.Fatalf("head %+v, stats %+v: want a compacted chain", h, r.Stats())
 			}
 			spoil(t, mem, h)
@@ -193,11 +196,17 @@ func TestPendingRestore_badHeadFallsBackToListing(t *testing.T) {
 			if err == nil && info.TXID != h.TXID {
 				t.Errorf("restore = %+v, want TXID %d", info, h.TXID)
 			}
-			if err != nil {
-				t.Fatal(err)
-			}
 			if store.lists.Load() == 0 {
 				t.Error("no LIST after a head record that does not hold up")
+			}
+			if name == "missing object" {
+				if !errors.Is(err, ErrBrokenHistory) {
+					t.Fatalf("restore without the newest segment = %+v, %v; want ErrBrokenHistory", info, err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
 			}
 			got, err := Open(path)
 			if err != nil {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"os"
 	"slices"
 	"sync"
@@ -44,6 +45,11 @@ const (
 	DefaultSnapshotSegments = 16
 	DefaultSnapshotBytes    = 64 << 20
 )
+
+// InlineSnapshotBytes is the largest database whose compaction snapshot
+// is uploaded in place of the next segment (it then costs one upload, not
+// one beside the segment's); larger ones are written in the background.
+const InlineSnapshotBytes = 64 << 10
 
 // ErrReplicatorClosed is returned by waits on a closed replicator for
 // transactions it never made durable.
@@ -93,7 +99,9 @@ type batch struct {
 	// full batch has min 1, which is what LTX calls a snapshot.
 	full bool
 	done chan struct{} // snapshots: closed when finished, err set
-	err  error
+	// inline: a snapshot the uploader ships in place of a segment.
+	inline bool
+	err    error
 }
 
 // Replicator captures one cell's commits and uploads them as LTX. Capture,
@@ -476,9 +484,15 @@ func (r *Replicator) afterCommit(walFrames int64) {
 		r.fail(fmt.Errorf("capture commit %d: %w", r.captured.Load()+1, err))
 		return
 	}
-	if r.snapshotDue() {
+	if r.snapshotDue() && !r.inlineFits() {
 		r.startSnapshot()
 	}
+}
+
+// inlineFits reports that the database is small enough for its next
+// snapshot to go out in place of a segment (see captureTxn).
+func (r *Replicator) inlineFits() bool {
+	return int64(r.state.pages())*int64(r.state.pageSize) <= InlineSnapshotBytes
 }
 
 // captureTxn takes one committed transaction into the open batch.
@@ -499,6 +513,12 @@ func (r *Replicator) captureTxn(frames []walFrame, commit uint32) {
 		// every file with minTXID 1 one, and the file may hold pages that
 		// were never in the WAL.
 		b = &batch{min: txid, pre: pre, full: txid == 1, pages: map[uint32]pageRef{}}
+		if txid > 1 && r.snapshotDue() && r.inlineFits() {
+			// A small database's snapshot goes out in place of the next
+			// segment, one upload instead of two racing for the store.
+			b.min, b.full, b.inline, b.pages = 1, true, true, maps.Clone(r.walIndex)
+			r.segs, r.segBytes = 0, 0
+		}
 		r.pending = append(r.pending, b)
 		r.open = b
 		r.segs++

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -490,5 +491,47 @@ func TestReplicator_CheckpointsALoadedCell(t *testing.T) {
 	defer db2.Close()
 	if _, ok, err := db2.Get("k02999"); !ok || err != nil {
 		t.Fatalf("last write missing after restore: %v %v", ok, err)
+	}
+}
+
+// concurrencyStore records the most PUTs it had in flight at once.
+type concurrencyStore struct {
+	bucket.Store
+	inflight, most atomic.Int64
+}
+
+func (s *concurrencyStore) Put(ctx context.Context, key string, data []byte, cond bucket.Cond) (bucket.Object, error) {
+	n := s.inflight.Add(1)
+	defer s.inflight.Add(-1)
+	for m := s.most.Load(); n > m && !s.most.CompareAndSwap(m, n); m = s.most.Load() {
+	}
+	time.Sleep(time.Millisecond) // a round trip, so that overlaps show
+	return s.Store.Put(ctx, key, data, cond)
+}
+
+// TestReplicator_inlineSnapshots: a small database's compaction snapshot
+// is the next upload itself, never a second upload beside a segment, and
+// restore stays bounded.
+func TestReplicator_inlineSnapshots(t *testing.T) {
+	mem := bucket.NewMem()
+	store := &concurrencyStore{Store: mem}
+	db, r := replicated(t, store, 1, RestoreInfo{}, func(c *ReplicatorConfig) { c.SnapshotSegments = 4 })
+	for i := range 40 {
+		mustPut(t, db, "count", fmt.Sprint(i))
+		waitDurable(t, r)
+	}
+	want := contents(t, db)
+	st := r.Stats()
+	if st.Snapshots < 5 {
+		t.Errorf("40 durable commits with a snapshot due every 4 segments: stats %+v", st)
+	}
+	if m := store.most.Load(); m != 1 {
+		t.Errorf("up to %d uploads in flight at once; want 1", m)
+	}
+	counted := &countingStore{Store: mem}
+	got, info := restored(t, counted)
+	sameContents(t, contents(t, got), want)
+	if info.Objects > 5 {
+		t.Errorf("restore read %d objects, want at most 5", info.Objects)
 	}
 }

@@ -88,7 +88,11 @@ func (r *Replicator) run() {
 		r.mu.Lock()
 		r.uploading = false
 		if err == nil {
-			r.stats.Segments++
+			if b.inline {
+				r.stats.Snapshots++
+			} else {
+				r.stats.Segments++
+			}
 			r.chainUploaded(r.segmentOf(b))
 			r.advance(b.max)
 		}
