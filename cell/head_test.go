@@ -2,8 +2,8 @@ package cell
 
 import (
 	"context"
-	"errors"
 	"encoding/json"
+	"errors"
 	"path/filepath"
 	"sync/atomic"
 	"testing"
