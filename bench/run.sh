@@ -8,12 +8,14 @@
 #                (GET /?name=bench) then load on GET /peek?name=bench (reads)
 #
 # Prints req/s, p50 and p99 per target and runtime, the celld/workerd ratio
-# of req/s and of 1/p50, and each server's resident memory after its load.
+# of req/s and of 1/p50, each server's resident memory after its load, and
+# the server's CPU time per request during the measured window (user+system;
+# the steadiest of the figures on a machine shared with other work).
 #
 # Environment (all optional):
 #   BENCH_C=32           concurrent keep-alive connections
 #   BENCH_D=10s          measured duration (Go duration)
-#   BENCH_WARMUP=2s      unmeasured warm-up before it
+#   BENCH_WARMUP=2s      unmeasured warm-up before it (ms, s or m)
 #   BENCH_TARGETS="hello counter"
 #   BENCH_RUNTIMES="workerd celld"
 #   BENCH_START_S=60     how long a server may take to answer its first request
@@ -155,6 +157,30 @@ rss_kib() {
 	echo "$total"
 }
 
+# seconds DURATION: a Go duration of one unit (500ms, 2s, 1m) in seconds.
+seconds() {
+	awk -v d="$1" 'BEGIN {
+		if (d ~ /ms$/) { sub(/ms$/, "", d); print d / 1000 }
+		else if (d ~ /s$/) { sub(/s$/, "", d); print d + 0 }
+		else if (d ~ /m$/) { sub(/m$/, "", d); print d * 60 }
+		else print d + 0
+	}'
+}
+
+# cpu_ticks PID: user+system CPU time of PID and its direct children so
+# far, in clock ticks.
+CLK_TCK=$(getconf CLK_TCK)
+cpu_ticks() {
+	local total=0 p v
+	for p in "$1" $(ps -o pid= --ppid "$1" 2>/dev/null || true); do
+		# Fields 14 and 15 (utime, stime), counted after the ") " that ends
+		# the command name, which may itself hold spaces.
+		v=$(sed 's/.*) //' "/proc/$p/stat" 2>/dev/null | awk '{print $12 + $13}' || true)
+		total=$((total + ${v:-0}))
+	done
+	echo "$total"
+}
+
 # --- servers -------------------------------------------------------------------
 
 # workerd_config TARGET PORT DIR: writes DIR/config.capnp for the example,
@@ -246,7 +272,7 @@ start_server() {
 
 # --- run -----------------------------------------------------------------------
 
-declare -A RPS P50 P99 RSS ERRS BODY
+declare -A RPS P50 P99 RSS ERRS BODY CPU
 
 # get URL: prints the body of one GET; on a non-2xx answer or a transport
 # failure it names the status and body, shows the server log's tail and fails.
@@ -290,11 +316,21 @@ bench_one() {
 	esac
 	log "   $BASE$path -> $(printf '%q' "$body")"
 	BODY[$target/$runtime]=$body
-	if ! out=$(timeout "$LOAD_S" "${LOAD_PIN[@]}" "$LOAD" -url "$BASE$path" -c "$C" -d "$D" -warmup "$WARMUP"); then
+	# The server's CPU time is read when the warm-up ends and after the
+	# load: CPU per request barely moves when other processes compete for
+	# the machine, unlike req/s.
+	local outf=$TMP/load.out cpu0 cpu1
+	timeout "$LOAD_S" "${LOAD_PIN[@]}" "$LOAD" -url "$BASE$path" -c "$C" -d "$D" -warmup "$WARMUP" >"$outf" &
+	local load_pid=$!
+	sleep "$(seconds "$WARMUP")"
+	cpu0=$(cpu_ticks "$SERVER_PID")
+	if ! wait "$load_pid"; then
 		log "bench: load run failed"
 		stop_server
 		return 1
 	fi
+	cpu1=$(cpu_ticks "$SERVER_PID")
+	out=$(cat "$outf")
 	RSS[$target/$runtime]=$(rss_kib "$SERVER_PID")
 	# A read after the load must still see the one write.
 	if [[ $target == counter ]]; then
@@ -307,6 +343,8 @@ bench_one() {
 	P50[$target/$runtime]=$(jnum "$out" p50_us)
 	P99[$target/$runtime]=$(jnum "$out" p99_us)
 	ERRS[$target/$runtime]=$(jnum "$out" errors)
+	CPU[$target/$runtime]=$(awk -v t=$((cpu1 - cpu0)) -v hz="$CLK_TCK" -v n="$(jnum "$out" reqs)" \
+		'BEGIN { if (n > 0) printf "%.0f", t / hz * 1e6 / n; else print "n/a" }')
 }
 
 # jnum JSON KEY: a numeric field of the load tool's one-line JSON.
@@ -329,15 +367,15 @@ fmt_ms() { awk -v us="$1" 'BEGIN { printf "%.2f", us / 1000 }'; }
 fmt_mib() { awk -v k="$1" 'BEGIN { printf "%.1f", k / 1024 }'; }
 
 echo
-printf '%-13s %-8s %10s %9s %9s %7s %9s\n' target runtime "req/s" "p50 ms" "p99 ms" errors "RSS MiB"
+printf '%-13s %-8s %10s %9s %9s %7s %9s %11s\n' target runtime "req/s" "p50 ms" "p99 ms" errors "RSS MiB" "CPU us/req"
 for target in $TARGETS; do
 	for runtime in $RUNTIMES; do
 		k=$target/$runtime
 		name=$target
 		[[ $target == counter ]] && name=counter-read
 		if [[ -n ${RPS[$k]:-} ]]; then
-			printf '%-13s %-8s %10.0f %9s %9s %7s %9s\n' "$name" "$runtime" "${RPS[$k]}" \
-				"$(fmt_ms "${P50[$k]}")" "$(fmt_ms "${P99[$k]}")" "${ERRS[$k]}" "$(fmt_mib "${RSS[$k]}")"
+			printf '%-13s %-8s %10.0f %9s %9s %7s %9s %11s\n' "$name" "$runtime" "${RPS[$k]}" \
+				"$(fmt_ms "${P50[$k]}")" "$(fmt_ms "${P99[$k]}")" "${ERRS[$k]}" "$(fmt_mib "${RSS[$k]}")" "${CPU[$k]}"
 		else
 			printf '%-13s %-8s %10s\n' "$name" "$runtime" FAILED
 		fi
