@@ -66,6 +66,11 @@ func serveCommand(g *globals) *cli.Command {
 			if hibernate == 0 {
 				hibernate = -1 // never
 			}
+			gcFloor, err := envInt("CELLD_GC_HEAP_MIN_MB")
+			if err != nil {
+				return err
+			}
+			defer tuneGC(gcFloor)()
 			releases, err := envInt("CELLD_RELEASES")
 			if err != nil {
 				return err
