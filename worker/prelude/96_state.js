@@ -181,25 +181,29 @@ internal.objectFetch = (instance, request) => {
   return instance.fetch(request);
 };
 
+const { hasOwnProperty } = Object.prototype;
+const reflectGet = Reflect.get;
 function rpcMethod(instance, method) {
   if (!(instance instanceof internal.DurableObject)) {
     throw new TypeError("The receiving Durable Object does not support RPC, because its class was not declared with " +
       "`extends DurableObject`. In order to enable RPC, make sure your class extends the special class " +
       "`DurableObject`, which can be imported from the module \"cloudflare:workers\".");
   }
-  const notImplemented = () => new TypeError(`The RPC receiver does not implement the method "${method}".`);
-  if (method === "constructor") throw notImplemented();
   // Methods (and getters) of the class and its ancestors, short of
   // DurableObject and Object; instance properties are not exposed.
-  for (let proto = Object.getPrototypeOf(instance); proto && proto !== internal.DurableObject.prototype &&
-       proto !== Object.prototype; proto = Object.getPrototypeOf(proto)) {
-    const d = Object.getOwnPropertyDescriptor(proto, method);
-    if (!d) continue;
-    const fn = d.get ? d.get.call(instance) : d.value;
-    if (typeof fn === "function") return fn;
-    throw notImplemented();
+  // Reflect.get on the prototype that owns the name, with the instance as
+  // receiver, is the descriptor's value or its getter's result without
+  // making a descriptor object per call.
+  if (method !== "constructor") {
+    for (let proto = Object.getPrototypeOf(instance); proto && proto !== internal.DurableObject.prototype &&
+         proto !== Object.prototype; proto = Object.getPrototypeOf(proto)) {
+      if (!hasOwnProperty.call(proto, method)) continue;
+      const fn = reflectGet(proto, method, instance);
+      if (typeof fn === "function") return fn;
+      break;
+    }
   }
-  throw notImplemented();
+  throw new TypeError(`The RPC receiver does not implement the method "${method}".`);
 }
 
 // objectCall runs an RPC method on its arguments (in the wire format) and
