@@ -549,7 +549,14 @@ func (d *jsDecoder) value() (goja.Value, error) {
 		if err != nil {
 			return nil, err
 		}
-		arr := d.construct(d.c.arrayCtor, vm.ToValue(n))
+		// As new Array(n) (the intrinsic, length n, holes until set)
+		// without a constructor call: an RPC's argument list is one.
+		arr := vm.NewArray()
+		if n > 0 {
+			if err := arr.Set("length", n); err != nil {
+				return nil, err
+			}
+		}
 		d.keep(arr)
 		for i := range n {
 			if r.p < len(r.b) && r.b[r.p] == 'h' {
