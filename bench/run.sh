@@ -25,6 +25,10 @@
 #   BENCH_SERVER_CPUS=1  pin the server to these CPUs (taskset -c; default: no pinning)
 #   BENCH_LOAD_CPUS=0    pin the load generator likewise
 #
+# celld serve runs its garbage collector at GOGC 200 with a 64 MB floor under
+# the heap goal (CELLD_GC_HEAP_MIN_MB); GOGC=100 in the environment measures
+# Go's defaults instead.
+#
 # workerd@1.20261117.1 is installed once with npm into bench/.npm; celld and
 # the load tool are built into bench/.bin. Both are gitignored.
 set -euo pipefail
