@@ -297,7 +297,7 @@ func (n *node) serveShutdown(w http.ResponseWriter, r *http.Request) {
 
 // drainAndStop runs the drain, then stops the listeners and drops the
 // lease. It never waits past the drain deadline plus a few bounded steps.
-func (n *node) drainAndStop(pub *http.Server, preserve bool) error {
+func (n *node) drainAndStop(pub, internal *http.Server, preserve bool) error {
 	o := n.objects
 	timeout := n.opts.DrainTimeout
 	// POST /shutdown has begun it already; the first to begin sets the
@@ -306,6 +306,9 @@ func (n *node) drainAndStop(pub *http.Server, preserve bool) error {
 	preserve = o.drain.preserve
 	deadline := o.drain.deadline
 	pub.SetKeepAlivesEnabled(false)
+	// Peers stop reusing connections to this node: a connection idle in a
+	// peer's pool when the node exits would fail the peer's next call.
+	internal.SetKeepAlivesEnabled(false)
 	mode := "handoff"
 	if preserve {
 		mode = "preserve"
@@ -345,6 +348,11 @@ func (n *node) drainAndStop(pub *http.Server, preserve bool) error {
 		n.fleet.Abandon()
 		return nil
 	}
+	// Peer calls still being answered (a release they waited for) finish;
+	// idle peer connections are closed, never one a peer is writing on.
+	ictx, icancel := context.WithTimeout(context.Background(), time.Second)
+	internal.Shutdown(ictx)
+	icancel()
 	cctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	return n.fleet.Close(cctx)

@@ -227,10 +227,10 @@ func Run(ctx context.Context, o Options) error {
 		return &FenceError{Reason: fn.FenceReason()}
 	case <-ctx.Done():
 		log.Info("shutting down", "node", o.Node, "cause", "signal")
-		return n.drainAndStop(pubSrv, false)
+		return n.drainAndStop(pubSrv, intSrv, false)
 	case req := <-n.shutdown:
 		log.Info("shutting down", "node", o.Node, "cause", "POST /shutdown")
-		return n.drainAndStop(pubSrv, req.preserve)
+		return n.drainAndStop(pubSrv, intSrv, req.preserve)
 	}
 }
 
