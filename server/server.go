@@ -192,6 +192,7 @@ func Run(ctx context.Context, o Options) error {
 	}
 	go n.apps.watch(wctx, o.Poll)
 	go objs.evictLoop(wctx)
+	go objs.retainLoop(wctx, retainEvery(o.LTXRetention))
 	n.started = time.Now()
 	log.Info("node serving", "node", o.Node, "session", fn.Session(), "listen", pub.Addr().String(), "internal", internal.Addr().String(), "advertise", advertise)
 

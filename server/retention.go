@@ -1,0 +1,62 @@
+package server
+
+import (
+	"context"
+	"time"
+
+	"github.com/celldgo/celld/cell"
+)
+
+// With CELLD_LTX_RETENTION_SECS set, a cell's LTX history below its newest
+// snapshot is deleted when the cell stops (objects.stopOne) and also, for
+// cells that stay resident for long, periodically: a cell that never
+// stops still sheds the epochs no restore needs.
+
+// retainEvery is how often resident cells are pruned: half the retention,
+// at least a minute, at most an hour. A variable for tests.
+var retainEvery = func(retention time.Duration) time.Duration {
+	return min(max(retention/2, time.Minute), time.Hour)
+}
+
+func (o *objects) retainLoop(ctx context.Context, every time.Duration) {
+	if o.retention <= 0 {
+		return
+	}
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			o.retainResident(ctx)
+		}
+	}
+}
+
+// retainResident prunes every resident cell, one at a time (the listing
+// and deletes of a pass are background work, never a burst).
+func (o *objects) retainResident(ctx context.Context) {
+	o.mu.Lock()
+	rs := make([]*resident, 0, len(o.residents))
+	for _, r := range o.residents {
+		rs = append(rs, r)
+	}
+	o.mu.Unlock()
+	for _, r := range rs {
+		if ctx.Err() != nil || o.drain.active.Load() {
+			return
+		}
+		if r.owner.Context().Err() != nil {
+			continue
+		}
+		confirm := func(ctx context.Context) error { return o.fleet.Confirm(ctx, r.cell, r.owner.Epoch) }
+		n, err := cell.Retire(ctx, o.store, r.cell, o.retention, time.Now(), confirm)
+		switch {
+		case err != nil:
+			o.log.Warn("retire old LTX history", "cell", r.cell, "err", err)
+		case n > 0:
+			o.log.Debug("retired old LTX history", "cell", r.cell, "objects", n)
+		}
+	}
+}
