@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"errors"
 	"io"
 	"net/http"
@@ -31,7 +32,11 @@ func toWorkerRequest(r *http.Request) (*worker.Request, error) {
 	return req, nil
 }
 
-func writeWorkerResponse(w http.ResponseWriter, resp *worker.Response) {
+// writeWorkerResponse writes a Worker's answer. A streamed body is
+// written chunk by chunk, each flushed as soon as the script produced it;
+// ctx ending (the client went away) cancels the stream in the script
+// (streamBody).
+func writeWorkerResponse(ctx context.Context, w http.ResponseWriter, resp *worker.Response) {
 	h := w.Header()
 	for k, vs := range resp.Header {
 		h[k] = vs // the response is this request's alone
@@ -43,8 +48,13 @@ func writeWorkerResponse(w http.ResponseWriter, resp *worker.Response) {
 	if _, ok := resp.Header["Content-Type"]; !ok {
 		h["Content-Type"] = nil // no sniffing: workerd sends none either
 	}
+	if resp.Stream == nil {
+		w.WriteHeader(resp.Status)
+		w.Write(resp.Body)
+		return
+	}
 	w.WriteHeader(resp.Status)
-	w.Write(resp.Body)
+	streamBody(ctx, w, resp.Stream)
 }
 
 // serveWorker hands a request to the live deployment's default export.
@@ -81,7 +91,7 @@ func (s *node) serveWorker(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "Internal Server Error", http.StatusInternalServerError)
 		return
 	}
-	writeWorkerResponse(w, resp)
+	writeWorkerResponse(r.Context(), w, resp)
 }
 
 func drainRefuse(w http.ResponseWriter) {

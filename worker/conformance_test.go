@@ -111,6 +111,9 @@ func runFixture(t *testing.T, dir string) {
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		resp, err := rt.Fetch(ctx, req)
+		if err == nil {
+			err = resp.Buffer(100 << 20)
+		}
 		cancel()
 		if err != nil {
 			t.Errorf("step %d %q: fetch: %v", i, s.Name, err)

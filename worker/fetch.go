@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"reflect"
 	"sort"
 	"strings"
 
@@ -69,6 +70,7 @@ func (iso *isolate) startFetch(req *Request, href string, ch chan<- fetchResult)
 		iso.unwatch(pf)
 		if req.Method == http.MethodHead {
 			resp.Body = nil
+			discardStream(resp)
 		}
 		ch <- fetchResult{resp: resp}
 	}
@@ -363,8 +365,21 @@ func (iso *isolate) abortRequest(jsReq goja.Value) {
 	}
 }
 
+var typeBytes = reflect.TypeOf([]byte(nil))
+
+// discardStream cancels the stream body of a response nobody will read
+// (an answer to HEAD). Call it on the loop.
+func discardStream(resp *Response) {
+	if s, ok := resp.Stream.(*bodyStream); ok {
+		s.discard()
+		resp.Stream = nil
+	}
+}
+
 // toResponse converts the prelude's serialized response
-// [status, statusText, body: Uint8Array | string | null, name, value, ...].
+// [status, statusText, body: Uint8Array | string | reader | null, name,
+// value, ...], where a reader (of a ReadableStream body) becomes
+// Response.Stream.
 func (iso *isolate) toResponse(v goja.Value) (*Response, error) {
 	obj, ok := v.(*goja.Object)
 	if !ok {
@@ -381,6 +396,9 @@ func (iso *isolate) toResponse(v goja.Value) (*Response, error) {
 	}
 	if b := obj.Get("2"); b != nil && goja.IsString(b) {
 		resp.Body = []byte(b.String()) // as TextEncoder would encode it
+	} else if r, ok := b.(*goja.Object); ok && r.ExportType() != typeBytes {
+		// A stream body: its reader (serializeResponse).
+		resp.Stream = iso.newBodyStream(r)
 	} else if b != nil && !goja.IsNull(b) && !goja.IsUndefined(b) {
 		var data []byte
 		if err := iso.vm.ExportTo(b, &data); err != nil {

@@ -307,6 +307,7 @@ func (o *Object) startFetch(req *Request, href, name string, named bool, ch chan
 		}
 		if req.Method == http.MethodHead {
 			resp.Body = []byte{}
+			discardStream(resp)
 		}
 		ch <- fetchResult{resp: resp}
 	}

@@ -360,6 +360,12 @@ func (iso *isolate) responseOutcome(resp *Response) goja.Value {
 		}
 	}
 	_ = out.Set("headers", vm.NewArray(flat...))
+	if resp.Stream != nil {
+		// The body follows as a ReadableStream (stream_in.go).
+		_ = out.Set("body", goja.Null())
+		_ = out.Set("stream", &goBody{rc: resp.Stream})
+		return out
+	}
 	_ = out.Set("body", vm.NewArrayBuffer(append([]byte{}, resp.Body...)))
 	return out
 }

@@ -298,6 +298,7 @@ var nativeFuncs = func() map[string]nativeFunc {
 	registerCryptoNatives(set)
 	registerObjectNatives(set)
 	registerFetchNatives(set)
+	registerStreamNatives(set)
 	return m
 }()
 

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/http"
 	"runtime"
@@ -44,12 +45,25 @@ type Request struct {
 	Body   []byte
 }
 
-// Response is what a Worker answered. Body is buffered and never nil.
+// Response is what a Worker answered. A body the script gave whole
+// (bytes, text, a Blob, ...) is in Body. A ReadableStream body is in
+// Stream instead (Body is then nil): the response is handed over as soon
+// as the script returns it, and the body follows as the script produces
+// it.
 type Response struct {
 	Status     int
 	StatusText string
 	Header     http.Header
 	Body       []byte
+
+	// Stream, when not nil, is the body the script is still producing.
+	// Each Read waits for the next chunk; io.EOF is the body's end and any
+	// other error a stream that failed mid-way (end the HTTP response
+	// abruptly: the body is incomplete). The reader must be closed, at the
+	// end or when nobody wants the rest: Close cancels the stream in the
+	// script (reader.cancel()) and frees the isolate of it. Close may be
+	// called while a Read waits, and ends it.
+	Stream io.ReadCloser
 }
 
 // Binding builds the value of one env binding inside one isolate. It runs

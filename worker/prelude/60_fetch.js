@@ -366,10 +366,11 @@ class Response {
       r.#body = body;
       return r;
     };
-    // serializeResponse flattens a response for Go once its body is
-    // complete, as [status, statusText, bytes | string | null, name, value,
-    // ...]: synchronously when the body is already bytes (or absent),
-    // otherwise as a promise that drains the stream.
+    // serializeResponse flattens a response for Go as [status,
+    // statusText, bytes | string | reader | null, name, value, ...]. A
+    // stream body goes as its reader: Go pulls it chunk by chunk
+    // (internal.pullChunk, stream.go) while the status and headers are
+    // already on their way.
     serializeResponse = (res) => {
       if (res.#type === "error") {
         throw new TypeError("Return value from serve handler must not be an error response (like Response.error()).");
@@ -383,10 +384,11 @@ class Response {
         out[2] = b.source;
         return out;
       }
-      return consume(res).then((bytes) => {
-        out[2] = bytes;
-        return out;
-      });
+      const stream = bodyStream(b);
+      if (stream.locked) throw new TypeError("This ReadableStream is currently locked to a reader.");
+      b.used = true;
+      out[2] = stream.getReader();
+      return out;
     };
   }
   get status() { return this.#status; }
@@ -446,11 +448,26 @@ Object.defineProperty(Response.prototype, Symbol.toStringTag, { value: "Response
 
 // makeResponse builds a response that arrived from elsewhere (a Durable
 // Object): any status, trusted lowercase header pairs, immutable headers
-// as on a fetch() result, body bytes (an ArrayBuffer) or null.
-// url and redirected are those of a fetch() result.
-internal.makeResponse = (status, statusText, flatHeaders, body, url = "", redirected = false) => makeResponse(
-  status, statusText, internal.headersFrom(flatHeaders, "immutable"),
-  newBody(body === null || nullBodyStatus(status) ? null : new Uint8Array(body)), url, redirected);
+// as on a fetch() result, body bytes (an ArrayBuffer), a ReadableStream
+// or null. url and redirected are those of a fetch() result.
+internal.makeResponse = (status, statusText, flatHeaders, body, url = "", redirected = false) => {
+  if (body !== null && nullBodyStatus(status)) {
+    if (body instanceof ReadableStream) body.cancel().catch(() => {});
+    body = null;
+  }
+  const source = body === null || body instanceof ReadableStream ? body : new Uint8Array(body);
+  return makeResponse(status, statusText, internal.headersFrom(flatHeaders, "immutable"), newBody(source), url, redirected);
+};
+// goStream is a Go body (native.bodyRead) as a ReadableStream.
+internal.goStream = (handle) => new ReadableStream({
+  type: "bytes",
+  async pull(c) {
+    const ab = await native.bodyRead(handle);
+    if (ab === null) c.close();
+    else c.enqueue(new Uint8Array(ab));
+  },
+  cancel() { native.bodyCancel(handle); },
+}, { highWaterMark: 0 });
 
 // ---- ExecutionContext and dispatch ----------------------------------------
 
@@ -516,6 +533,23 @@ internal.dispatch = (handler, env, box, method, url, flatHeaders, body) => {
   }
   box[0] = serializeResponse(res);
   return box;
+};
+// pullChunk reads the next chunk of a response body for Go: a promise of
+// bytes, or of null at the end. A chunk that is not bytes fails the body.
+internal.pullChunk = (reader) => reader.read().then(({ value, done }) => {
+  if (done) return null;
+  const u = internal.toU8(value);
+  if (u === null) {
+    const err = new TypeError("This ReadableStream did not return bytes.");
+    reader.cancel(err).catch(() => {});
+    throw err;
+  }
+  return u;
+});
+// cancelBody cancels a response body nobody will read (the client went
+// away): the stream's source sees cancel(reason).
+internal.cancelBody = (reader) => {
+  reader.cancel(new DOMException("The client disconnected.", "AbortError")).catch(() => {});
 };
 // respond serializes what a handler's promise resolved to.
 internal.respond = (res) => {

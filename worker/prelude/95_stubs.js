@@ -11,7 +11,8 @@ async function stubFetch(cls, id, input, init) {
   const body = req.body === null ? null : await req.arrayBuffer();
   const r = await native.doFetch(cls, idHex(id), nameArg(id), req.method, req.url, internal.headersFlat(req.headers), body);
   if (!r.ok) throw rebuild(r);
-  return internal.makeResponse(r.status, r.statusText, r.headers, r.body);
+  const resBody = r.stream === undefined ? r.body : internal.goStream(r.stream);
+  return internal.makeResponse(r.status, r.statusText, r.headers, resBody);
 }
 
 function stubCall(cls, id, method, args) {

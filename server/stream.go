@@ -1,0 +1,49 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net/http"
+)
+
+// A Worker's (or a Durable Object's) streamed body leaves as the script
+// produces it: each chunk is written and flushed at once, on the public
+// listener and between peers alike.
+
+// streamBody copies a streamed body to w, flushing after each chunk, and
+// closes it. ctx ending (the client went away) closes it early, which
+// cancels the stream in the script. A body that fails mid-way ends the
+// response abruptly: the client must not take a truncated body for a
+// whole one (workerd resets the stream the same way).
+func streamBody(ctx context.Context, w http.ResponseWriter, body io.ReadCloser) {
+	defer body.Close()
+	stop := context.AfterFunc(ctx, func() { body.Close() })
+	defer stop()
+	if err := copyFlushing(w, body); err != nil {
+		panic(http.ErrAbortHandler)
+	}
+}
+
+// copyFlushing copies body to w, flushing after each chunk.
+func copyFlushing(w http.ResponseWriter, body io.Reader) error {
+	rc := http.NewResponseController(w)
+	buf := make([]byte, 32<<10)
+	for {
+		n, err := body.Read(buf)
+		if n > 0 {
+			if _, werr := w.Write(buf[:n]); werr != nil {
+				return werr
+			}
+			if ferr := rc.Flush(); ferr != nil && !errors.Is(ferr, http.ErrNotSupported) {
+				return ferr
+			}
+		}
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+	}
+}

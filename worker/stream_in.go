@@ -1,0 +1,70 @@
+package worker
+
+import (
+	"errors"
+	"io"
+
+	"github.com/dop251/goja"
+)
+
+// A Durable Object's streamed answer reaches the calling script as a
+// ReadableStream that pulls from the Go stream: a Worker that returns the
+// stub's Response passes the chunks on as they come instead of holding
+// them all back.
+
+// streamChunkSize bounds one read of a Go body into JavaScript.
+const streamChunkSize = 64 << 10
+
+// goBody is a Go stream handed to JavaScript, opaque to it.
+type goBody struct {
+	rc     io.ReadCloser
+	buf    []byte
+	closed bool // loop only
+}
+
+// registerStreamNatives adds the natives behind a ReadableStream fed by
+// a Go body.
+func registerStreamNatives(set func(string, nativeFunc)) {
+	// bodyRead(handle) -> Promise<ArrayBuffer | null>: the next chunk, or
+	// null at the end.
+	set("bodyRead", func(iso *isolate, call goja.FunctionCall) goja.Value {
+		b, ok := call.Argument(0).Export().(*goBody)
+		if !ok {
+			panic(iso.vm.NewTypeError("bodyRead: not a body"))
+		}
+		host := &Host{iso: iso}
+		return host.Async(func() func(*goja.Runtime) (goja.Value, error) {
+			if b.buf == nil {
+				b.buf = make([]byte, streamChunkSize)
+			}
+			n, err := io.ReadAtLeast(b.rc, b.buf, 1)
+			data := append([]byte(nil), b.buf[:n]...)
+			return func(vm *goja.Runtime) (goja.Value, error) {
+				if n > 0 {
+					return vm.ToValue(vm.NewArrayBuffer(data)), nil
+				}
+				if errors.Is(err, io.EOF) {
+					b.close()
+					return goja.Null(), nil
+				}
+				b.close()
+				return nil, err
+			}
+		})
+	})
+	// bodyCancel(handle): nobody wants the rest.
+	set("bodyCancel", func(iso *isolate, call goja.FunctionCall) goja.Value {
+		if b, ok := call.Argument(0).Export().(*goBody); ok {
+			b.close()
+		}
+		return goja.Undefined()
+	})
+}
+
+// close closes the Go stream once. Call it on the loop.
+func (b *goBody) close() {
+	if !b.closed {
+		b.closed = true
+		go b.rc.Close() // it may wait on another isolate's loop
+	}
+}
