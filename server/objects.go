@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/http"
 	"os"
@@ -439,13 +440,53 @@ type handle struct{ r *resident }
 
 func (h handle) Fetch(ctx context.Context, req *worker.Request) (*worker.Response, error) {
 	h.r.inflight.Add(1)
-	defer func() { h.r.lastUsed.Store(nowNano()); h.r.inflight.Add(-1) }()
+	done := func() { h.r.lastUsed.Store(nowNano()); h.r.inflight.Add(-1) }
 	resp, err := h.r.obj.Fetch(ctx, req)
 	if gerr := h.r.gate(ctx); gerr != nil {
+		if resp != nil && resp.Stream != nil {
+			resp.Stream.Close()
+		}
+		done()
 		return &worker.Response{Status: http.StatusServiceUnavailable, StatusText: "Service Unavailable",
 			Header: http.Header{"Content-Type": {"text/plain; charset=utf-8"}}, Body: []byte("celld: the write could not be confirmed durable; retry\n")}, nil
 	}
-	return resp, err
+	if err != nil || resp.Stream == nil {
+		done()
+		return resp, err
+	}
+	// The object is in use until its streamed body ends (no idle eviction
+	// under it), and every chunk passes the gate on its way out.
+	resp.Stream = &gatedStream{rc: resp.Stream, r: h.r, ctx: ctx, done: done}
+	return resp, nil
+}
+
+// gatedStream is a Durable Object's streamed body behind the output gate:
+// a chunk the object produced after a write leaves only once that write
+// is durable and the cell still ours. A refused chunk ends the body with
+// an error, so the client sees a broken response, never a partial one
+// that looks whole.
+type gatedStream struct {
+	rc   io.ReadCloser
+	r    *resident
+	ctx  context.Context
+	once sync.Once
+	done func()
+}
+
+func (g *gatedStream) Read(p []byte) (int, error) {
+	n, err := g.rc.Read(p)
+	if n > 0 {
+		if gerr := g.r.gate(g.ctx); gerr != nil {
+			return 0, gerr
+		}
+	}
+	return n, err
+}
+
+func (g *gatedStream) Close() error {
+	err := g.rc.Close()
+	g.once.Do(g.done)
+	return err
 }
 
 func (h handle) Call(ctx context.Context, method string, args []byte) ([]byte, error) {

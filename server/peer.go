@@ -21,7 +21,8 @@ import (
 // cell owned by a live peer to that peer's advertised address; the call is
 // signed with the fleet secret.
 const (
-	peerFetchPath = "/peer/v1/object/fetch"
+	// v2: the answer is a JSON head line, then the body raw (streamed).
+	peerFetchPath = "/peer/v2/object/fetch"
 	peerCallPath  = "/peer/v1/object/call"
 
 	headerObjectName = "Celld-Object-Name"
@@ -29,15 +30,17 @@ const (
 	maxHops          = 2
 )
 
-// peerMessage is a worker.Request or worker.Response on the wire.
+// peerMessage is a worker.Request on the wire, or the head of a
+// worker.Response (its body follows the head line raw).
 type peerMessage struct {
 	Method     string      `json:"method,omitempty"`
 	URL        string      `json:"url,omitempty"`
 	Status     int         `json:"status,omitempty"`
 	StatusText string      `json:"status_text,omitempty"`
 	Header     http.Header `json:"header"`
-	Body       []byte      `json:"body"`
+	Body       []byte      `json:"body,omitempty"`
 	HasBody    bool        `json:"has_body,omitempty"`
+	Streamed   bool        `json:"streamed,omitempty"` // the body is a stream: pass it on as it comes
 }
 
 // peerMoved answers a peer that addressed the wrong node.
@@ -51,6 +54,7 @@ type peer struct {
 	signer   *fleet.Signer
 	verifier *fleet.Verifier
 	client   *http.Client
+	streams  *http.Client // for fetches, whose answer body may stream for long
 	objects  *objects
 }
 
@@ -59,6 +63,7 @@ func newPeer(secret []byte, node string, objs *objects) *peer {
 		signer:   &fleet.Signer{Secret: secret, Node: node},
 		verifier: &fleet.Verifier{Secret: secret},
 		client:   &http.Client{Timeout: 60 * time.Second},
+		streams:  &http.Client{Transport: streamTransport()},
 		objects:  objs,
 	}
 }
@@ -157,7 +162,22 @@ func (p *peer) serveFetch(ctx context.Context, w http.ResponseWriter, class, id 
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, peerMessage{Status: resp.Status, StatusText: resp.StatusText, Header: resp.Header, Body: resp.Body})
+	head, err := json.Marshal(peerMessage{Status: resp.Status, StatusText: resp.StatusText, Header: resp.Header, Streamed: resp.Stream != nil})
+	if err != nil {
+		if resp.Stream != nil {
+			resp.Stream.Close()
+		}
+		return fmt.Errorf("encode peer fetch answer: %w", err)
+	}
+	w.Header().Set("Content-Type", "application/octet-stream")
+	w.WriteHeader(http.StatusOK)
+	w.Write(append(head, '\n'))
+	if resp.Stream == nil {
+		w.Write(resp.Body)
+		return nil
+	}
+	http.NewResponseController(w).Flush() // status and headers go ahead of the body
+	streamBody(ctx, w, resp.Stream)
 	return nil
 }
 
@@ -197,74 +217,90 @@ type remote struct {
 }
 
 func (r remote) post(ctx context.Context, path string, query url.Values, body []byte) (*http.Response, []byte, error) {
-	if !time.Now().Before(r.leaseExpires) {
-		// Never send to a node whose lease has lapsed: the caller re-reads
-		// ownership (and takes the cell over) instead.
-		r.p.objects.forgetRemote(r.class + ":" + r.id)
-		return nil, nil, fmt.Errorf("%w: the lease of owner %s has expired", worker.ErrObjectClosed, r.node)
-	}
-	if hopsFrom(ctx) >= maxHops {
-		return nil, nil, fmt.Errorf("object %s:%s: forwarded %d times without reaching its owner", r.class, r.id, maxHops)
-	}
-	query.Set("class", r.class)
-	query.Set("id", r.id)
-	u := "http://" + r.advertise + path + "?" + query.Encode()
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, u, bytes.NewReader(body))
+	resp, err := r.send(ctx, r.p.client, path, query, body)
 	if err != nil {
 		return nil, nil, err
-	}
-	if name, ok := worker.ObjectName(ctx); ok {
-		req.Header.Set(headerObjectName, name)
-	}
-	req.Header.Set(headerHops, strconv.Itoa(hopsFrom(ctx)+1))
-	r.p.signer.Sign(req, body)
-	resp, err := r.p.client.Do(req)
-	var op *net.OpError
-	if err != nil && errors.As(err, &op) && op.Op == "dial" {
-		// Nothing was sent (the owner exited, e.g. after a drain): resolve
-		// the cell again.
-		r.p.objects.forgetRemote(r.class + ":" + r.id)
-		return nil, nil, fmt.Errorf("%w: owner %s at %s: %v", worker.ErrObjectClosed, r.node, r.advertise, err)
-	}
-	if err != nil {
-		r.p.objects.forgetRemote(r.class + ":" + r.id)
-		return nil, nil, fmt.Errorf("owner %s of %s:%s at %s is unreachable from this node: %w", r.node, r.class, r.id, r.advertise, err)
 	}
 	defer resp.Body.Close()
 	data, err := io.ReadAll(io.LimitReader(resp.Body, maxBody+1))
 	if err != nil {
 		return nil, nil, fmt.Errorf("read reply of %s: %w", r.node, err)
 	}
-	if resp.StatusCode == http.StatusServiceUnavailable && resp.Header.Get(headerUndelivered) != "" {
-		r.p.objects.forgetRemote(r.class + ":" + r.id)
-		return nil, nil, fmt.Errorf("%w: %s refused it: %s", worker.ErrObjectClosed, r.node, bytes.TrimSpace(data))
-	}
-	if resp.StatusCode == http.StatusMisdirectedRequest {
-		r.p.objects.forgetRemote(r.class + ":" + r.id)
-		var m peerMoved
-		json.Unmarshal(data, &m)
-		return nil, nil, fmt.Errorf("%w: %s no longer owns %s:%s (owner now %s)", worker.ErrObjectClosed, r.node, r.class, r.id, m.Node)
-	}
 	return resp, data, nil
+}
+
+// send signs and sends a peer request. It answers the refusals that mean
+// "resolve the cell again" with an error, and returns any other reply
+// with its body unread.
+func (r remote) send(ctx context.Context, client *http.Client, path string, query url.Values, body []byte) (*http.Response, error) {
+	if !time.Now().Before(r.leaseExpires) {
+		// Never send to a node whose lease has lapsed: the caller re-reads
+		// ownership (and takes the cell over) instead.
+		r.p.objects.forgetRemote(r.class + ":" + r.id)
+		return nil, fmt.Errorf("%w: the lease of owner %s has expired", worker.ErrObjectClosed, r.node)
+	}
+	if hopsFrom(ctx) >= maxHops {
+		return nil, fmt.Errorf("object %s:%s: forwarded %d times without reaching its owner", r.class, r.id, maxHops)
+	}
+	query.Set("class", r.class)
+	query.Set("id", r.id)
+	u := "http://" + r.advertise + path + "?" + query.Encode()
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, u, bytes.NewReader(body))
+	if err != nil {
+		return nil, err
+	}
+	if name, ok := worker.ObjectName(ctx); ok {
+		req.Header.Set(headerObjectName, name)
+	}
+	req.Header.Set(headerHops, strconv.Itoa(hopsFrom(ctx)+1))
+	r.p.signer.Sign(req, body)
+	resp, err := client.Do(req)
+	var op *net.OpError
+	if err != nil && errors.As(err, &op) && op.Op == "dial" {
+		// Nothing was sent (the owner exited, e.g. after a drain): resolve
+		// the cell again.
+		r.p.objects.forgetRemote(r.class + ":" + r.id)
+		return nil, fmt.Errorf("%w: owner %s at %s: %v", worker.ErrObjectClosed, r.node, r.advertise, err)
+	}
+	if err != nil {
+		r.p.objects.forgetRemote(r.class + ":" + r.id)
+		return nil, fmt.Errorf("owner %s of %s:%s at %s is unreachable from this node: %w", r.node, r.class, r.id, r.advertise, err)
+	}
+	undelivered := resp.StatusCode == http.StatusServiceUnavailable && resp.Header.Get(headerUndelivered) != ""
+	if !undelivered && resp.StatusCode != http.StatusMisdirectedRequest {
+		return resp, nil
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(io.LimitReader(resp.Body, maxBody+1))
+	if err != nil {
+		return nil, fmt.Errorf("read reply of %s: %w", r.node, err)
+	}
+	r.p.objects.forgetRemote(r.class + ":" + r.id)
+	if undelivered {
+		return nil, fmt.Errorf("%w: %s refused it: %s", worker.ErrObjectClosed, r.node, bytes.TrimSpace(data))
+	}
+	var m peerMoved
+	json.Unmarshal(data, &m)
+	return nil, fmt.Errorf("%w: %s no longer owns %s:%s (owner now %s)", worker.ErrObjectClosed, r.node, r.class, r.id, m.Node)
 }
 
 func (r remote) Fetch(ctx context.Context, req *worker.Request) (*worker.Response, error) {
 	body, _ := json.Marshal(peerMessage{Method: req.Method, URL: req.URL, Header: req.Header, Body: req.Body, HasBody: req.Body != nil})
-	resp, data, err := r.post(ctx, peerFetchPath, url.Values{}, body)
+	resp, err := r.send(ctx, r.p.streams, peerFetchPath, url.Values{}, body)
 	if err != nil {
 		return nil, err
 	}
 	if resp.StatusCode != http.StatusOK {
+		defer resp.Body.Close()
+		data, _ := io.ReadAll(io.LimitReader(resp.Body, maxBody+1))
 		return nil, fmt.Errorf("peer %s answered %d: %s", r.node, resp.StatusCode, bytes.TrimSpace(data))
 	}
-	var m peerMessage
-	if err := json.Unmarshal(data, &m); err != nil {
-		return nil, fmt.Errorf("decode reply of %s: %w", r.node, err)
+	out, err := readFetchAnswer(resp.Body)
+	if err != nil {
+		resp.Body.Close()
+		return nil, fmt.Errorf("read reply of %s: %w", r.node, err)
 	}
-	if m.Body == nil {
-		m.Body = []byte{}
-	}
-	return &worker.Response{Status: m.Status, StatusText: m.StatusText, Header: m.Header, Body: m.Body}, nil
+	return out, nil
 }
 
 func (r remote) Call(ctx context.Context, method string, args []byte) ([]byte, error) {
