@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -43,6 +44,22 @@ export class Streamer extends DurableObject {
   async fetch(req) {
     const u = new URL(req.url);
     if (u.pathname === "/do/state") return Response.json({ canceled: this.canceled || "" });
+    if (u.pathname === "/do/writes") {
+      // Each chunk after the first follows a write.
+      const enc = new TextEncoder();
+      const storage = this.ctx.storage;
+      return new Response(new ReadableStream({
+        async start(c) {
+          c.enqueue(enc.encode("0@" + Date.now() + "\n"));
+          for (let i = 1; i < 3; i++) {
+            await sleep(50);
+            await storage.put("n", i);
+            c.enqueue(enc.encode(i + "@" + Date.now() + "\n"));
+          }
+          c.close();
+        },
+      }));
+    }
     this.canceled = "";
     return new Response(ticks(Number(u.searchParams.get("n") || 5), (why) => { this.canceled = why; }));
   }
@@ -58,20 +75,25 @@ export default {
 
 func deployStreams(t *testing.T) bucket.Store {
 	t.Helper()
+	store, err := bucket.NewFile(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	deployStreamsTo(t, store)
+	return store
+}
+
+func deployStreamsTo(t *testing.T, store bucket.Store) {
+	t.Helper()
 	dir := t.TempDir()
 	for name, body := range streamProject {
 		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}
-	store, err := bucket.NewFile(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
 	if _, err := deploy.Deploy(context.Background(), store, dir, deploy.Options{Capabilities: deploy.Served()}); err != nil {
 		t.Fatal(err)
 	}
-	return store
 }
 
 // tick is one line of a streamed body: when the script enqueued it and
@@ -82,6 +104,12 @@ type tick struct {
 
 // readTicks reads a ticks body line by line.
 func readTicks(t *testing.T, url string) []tick {
+	t.Helper()
+	return readTicksAt(t, url, func(tick) {})
+}
+
+// readTicksAt is readTicks calling seen as each line arrives.
+func readTicksAt(t *testing.T, url string, seen func(tick)) []tick {
 	t.Helper()
 	resp, err := http.Get(url)
 	if err != nil {
@@ -101,6 +129,7 @@ func readTicks(t *testing.T, url string) []tick {
 			t.Fatalf("line %d: %q", len(got), sc.Text())
 		}
 		got = append(got, tick{enqueued: time.UnixMilli(n), arrived: arrived})
+		seen(got[len(got)-1])
 	}
 	if err := sc.Err(); err != nil {
 		t.Fatalf("read body: %v", err)
@@ -186,5 +215,47 @@ func TestServe_StreamDisconnectCancels(t *testing.T) {
 			}
 			checkStreamed(t, readTicks(t, entry.public+"/do/ticks"))
 		})
+	}
+}
+
+// countingLTX counts LTX uploads that have landed; each takes delay.
+type countingLTX struct {
+	bucket.Store
+	delay  time.Duration
+	landed atomic.Int64
+}
+
+func (s *countingLTX) Put(ctx context.Context, key string, data []byte, cond bucket.Cond) (bucket.Object, error) {
+	if !strings.Contains(key, "/ltx/") {
+		return s.Store.Put(ctx, key, data, cond)
+	}
+	time.Sleep(s.delay)
+	o, err := s.Store.Put(ctx, key, data, cond)
+	s.landed.Add(1)
+	return o, err
+}
+
+// TestServe_StreamChunksPassTheOutputGate: a chunk an object produces
+// after a write reaches the client only once an upload covering that
+// write has landed (uploads take 300 ms here; the chunks follow their
+// writes by 50 ms).
+func TestServe_StreamChunksPassTheOutputGate(t *testing.T) {
+	store := &countingLTX{Store: bucket.NewMem(), delay: 300 * time.Millisecond}
+	deployStreamsTo(t, store)
+	n := startNode(t, store, "node-a")
+	if status, body := fetchText(t, n.public+"/do/state"); status != 200 {
+		t.Fatalf("state: %d %s", status, body)
+	}
+	time.Sleep(time.Second) // whatever the activation uploads has landed
+	base := store.landed.Load()
+	var landed []int64
+	got := readTicksAt(t, n.public+"/do/writes", func(tick) { landed = append(landed, store.landed.Load()-base) })
+	if len(got) != 3 {
+		t.Fatalf("got %d lines, want 3", len(got))
+	}
+	for i := 1; i < 3; i++ {
+		if landed[i] < int64(i) {
+			t.Errorf("chunk %d (after write %d) arrived when %d uploads had landed, want at least %d", i, i, landed[i], i)
+		}
 	}
 }
