@@ -65,8 +65,13 @@ export class Streamer extends DurableObject {
   }
 }
 export default {
-  fetch(req, env) {
+  async fetch(req, env) {
     const u = new URL(req.url);
+    if (u.pathname === "/ignore") {
+      // The object's streamed answer is never read.
+      const r = await env.S.getByName("s").fetch("http://x/do/ticks?n=1000");
+      return new Response("ignored " + r.status);
+    }
     if (u.pathname.startsWith("/do/")) return env.S.getByName("s").fetch(req);
     return new Response(ticks(Number(u.searchParams.get("n") || 5), () => {}));
   },
@@ -257,5 +262,26 @@ func TestServe_StreamChunksPassTheOutputGate(t *testing.T) {
 		if landed[i] < int64(i) {
 			t.Errorf("chunk %d (after write %d) arrived when %d uploads had landed, want at least %d", i, i, landed[i], i)
 		}
+	}
+}
+
+// TestServe_UnreadStubStreamIsCanceled: a Worker that drops an object's
+// streamed answer unread frees the object: once the request is done the
+// stream is canceled, as a client going away would.
+func TestServe_UnreadStubStreamIsCanceled(t *testing.T) {
+	n := startNode(t, deployStreams(t), "node-a")
+	if status, body := fetchText(t, n.public+"/ignore"); status != 200 || body != "ignored 200" {
+		t.Fatalf("ignore: %d %q", status, body)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		status, body := fetchText(t, n.public+"/do/state")
+		if status == 200 && strings.Contains(body, `"canceled":"AbortError"`) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the object's stream was never canceled: %d %s", status, body)
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 }

@@ -67,6 +67,7 @@ type jsState struct {
 	background    int             // waitUntil promises and Host.Async work still pending
 	rejected      []*goja.Promise
 	awaiting      []awaited // promises Go waits for (fetch.go)
+	goBodies      []*goBody // Go streams handed to JavaScript and not yet closed (stream_in.go)
 }
 
 // newIsolate builds an isolate: natives, prelude, env and the script's

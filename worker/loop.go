@@ -70,6 +70,7 @@ func (iso *isolate) post(f func()) bool {
 // run is the isolate's loop: the only goroutine that touches iso.vm.
 func (iso *isolate) run() {
 	defer close(iso.done)
+	defer iso.closeGoBodies()
 	wake := time.NewTimer(time.Hour)
 	wake.Stop()
 	sleep := time.NewTimer(time.Hour) // a Durable Object's hibernation
@@ -159,6 +160,12 @@ func (iso *isolate) afterTurn() {
 		iso.log.Debug("dropping timers left by finished requests", "count", len(iso.timers))
 		iso.timers = iso.timers[:0]
 		clear(iso.timerByID)
+	}
+	if iso.obj == nil && len(iso.waiting) == 0 && iso.background == 0 && len(iso.goBodies) > 0 {
+		// So do the streamed answers of objects the requests called and
+		// never read to the end: left open, each would keep its object
+		// busy (never idle, never hibernating).
+		iso.closeGoBodies()
 	}
 }
 

@@ -363,7 +363,7 @@ func (iso *isolate) responseOutcome(resp *Response) goja.Value {
 	if resp.Stream != nil {
 		// The body follows as a ReadableStream (stream_in.go).
 		_ = out.Set("body", goja.Null())
-		_ = out.Set("stream", &goBody{rc: resp.Stream})
+		_ = out.Set("stream", iso.newGoBody(resp.Stream))
 		return out
 	}
 	_ = out.Set("body", vm.NewArrayBuffer(append([]byte{}, resp.Body...)))

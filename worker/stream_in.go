@@ -17,6 +17,7 @@ const streamChunkSize = 64 << 10
 
 // goBody is a Go stream handed to JavaScript, opaque to it.
 type goBody struct {
+	iso    *isolate
 	rc     io.ReadCloser
 	buf    []byte
 	closed bool // loop only
@@ -61,10 +62,32 @@ func registerStreamNatives(set func(string, nativeFunc)) {
 	})
 }
 
+// newGoBody hands rc to JavaScript. Call it on the loop.
+func (iso *isolate) newGoBody(rc io.ReadCloser) *goBody {
+	b := &goBody{iso: iso, rc: rc}
+	iso.goBodies = append(iso.goBodies, b)
+	return b
+}
+
 // close closes the Go stream once. Call it on the loop.
 func (b *goBody) close() {
-	if !b.closed {
-		b.closed = true
-		go b.rc.Close() // it may wait on another isolate's loop
+	if b.closed {
+		return
+	}
+	b.closed = true
+	for i, o := range b.iso.goBodies {
+		if o == b {
+			b.iso.goBodies = append(b.iso.goBodies[:i], b.iso.goBodies[i+1:]...)
+			break
+		}
+	}
+	go b.rc.Close() // it may wait on another isolate's loop
+}
+
+// closeGoBodies closes every Go stream JavaScript still holds. Call it on
+// the loop.
+func (iso *isolate) closeGoBodies() {
+	for len(iso.goBodies) > 0 {
+		iso.goBodies[0].close()
 	}
 }
