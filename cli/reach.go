@@ -179,6 +179,10 @@ func (r *reach) remote(ctx context.Context, name, node, advertise string, req []
 		return nil, false, err
 	}
 	signer.Sign(hreq, req)
+	// Go's transport may then resend it on a fresh connection if a reused
+	// one was closed before it was read; a copy that was read is refused as
+	// a replay (same nonce), so it never runs twice.
+	hreq.Header.Set("Idempotency-Key", hreq.Header.Get(fleet.HeaderPeerNonce))
 	resp, err := r.client.Do(hreq)
 	if err != nil {
 		if ctx.Err() != nil {
