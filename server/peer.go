@@ -254,7 +254,6 @@ func (r remote) send(ctx context.Context, client *http.Client, path string, quer
 	}
 	req.Header.Set(headerHops, strconv.Itoa(hopsFrom(ctx)+1))
 	r.p.signer.Sign(req, body)
-	markReplayable(req)
 	resp, err := client.Do(req)
 	var op *net.OpError
 	if err != nil && errors.As(err, &op) && op.Op == "dial" {
@@ -321,13 +320,4 @@ func (r remote) Call(ctx context.Context, method string, args []byte) ([]byte, e
 	default:
 		return nil, fmt.Errorf("peer %s answered %d: %s", r.node, resp.StatusCode, bytes.TrimSpace(data))
 	}
-}
-
-// markReplayable lets Go's transport resend a signed peer request on a new
-// connection when the reused one was closed under it before the request
-// was read (a peer shutting its idle connections down). A resend that
-// reaches a node which did read the first copy carries the same nonce and
-// is refused as a replay, so a request never runs twice.
-func markReplayable(req *http.Request) {
-	req.Header.Set("Idempotency-Key", req.Header.Get(fleet.HeaderPeerNonce))
 }
