@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/celldgo/celld/fleet"
@@ -256,7 +257,7 @@ func (r remote) send(ctx context.Context, client *http.Client, path string, quer
 	r.p.signer.Sign(req, body)
 	resp, err := client.Do(req)
 	var op *net.OpError
-	if err != nil && errors.As(err, &op) && op.Op == "dial" {
+	if err != nil && (errors.As(err, &op) && op.Op == "dial" || closedIdle(err)) {
 		// Nothing was sent (the owner exited, e.g. after a drain): resolve
 		// the cell again.
 		r.p.objects.forgetRemote(r.class + ":" + r.id)
@@ -320,4 +321,13 @@ func (r remote) Call(ctx context.Context, method string, args []byte) ([]byte, e
 	default:
 		return nil, fmt.Errorf("peer %s answered %d: %s", r.node, resp.StatusCode, bytes.TrimSpace(data))
 	}
+}
+
+// closedIdle reports Go's transport error for a request sent on a pooled
+// connection the server had already closed as idle: the server never read
+// it (a peer shutting down closes only idle connections), so the call can
+// be resolved again. Any other broken connection leaves the outcome
+// unknown and the call fails.
+func closedIdle(err error) bool {
+	return strings.Contains(err.Error(), "http: server closed idle connection")
 }
