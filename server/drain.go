@@ -84,6 +84,10 @@ func (o *objects) handOff(ctx context.Context, r *resident) error {
 	}
 }
 
+// drainGrace is how long a drained node keeps answering peers before it
+// closes its internal listener.
+const drainGrace = 250 * time.Millisecond
+
 // errDraining: the node is draining and acquires no cell.
 var errDraining = fmt.Errorf("%w: node is draining and acquires no cells", worker.ErrObjectClosed)
 
@@ -306,9 +310,6 @@ func (n *node) drainAndStop(pub, internal *http.Server, preserve bool) error {
 	preserve = o.drain.preserve
 	deadline := o.drain.deadline
 	pub.SetKeepAlivesEnabled(false)
-	// Peers stop reusing connections to this node: a connection idle in a
-	// peer's pool when the node exits would fail the peer's next call.
-	internal.SetKeepAlivesEnabled(false)
 	mode := "handoff"
 	if preserve {
 		mode = "preserve"
@@ -348,8 +349,14 @@ func (n *node) drainAndStop(pub, internal *http.Server, preserve bool) error {
 		n.fleet.Abandon()
 		return nil
 	}
+	// For a moment more, peers that still route here get a clean
+	// "resolve again" (503 Celld-Undelivered) on a connection closed after
+	// the answer, rather than a connection cut while they write on it.
+	if !preserve && time.Until(deadline) > drainGrace {
+		time.Sleep(drainGrace)
+	}
 	// Peer calls still being answered (a release they waited for) finish;
-	// idle peer connections are closed, never one a peer is writing on.
+	// idle peer connections are closed.
 	ictx, icancel := context.WithTimeout(context.Background(), time.Second)
 	internal.Shutdown(ictx)
 	icancel()

@@ -77,6 +77,12 @@ func (p *peer) routes(mux *http.ServeMux) {
 
 // verified reads and verifies a peer request; on failure it has answered.
 func (p *peer) verified(w http.ResponseWriter, r *http.Request) ([]byte, bool) {
+	if p.objects.drain.active.Load() {
+		// Peers stop reusing connections to a draining node, one answer at
+		// a time. (Turning keep-alives off server-wide would close idle
+		// connections at once, under a peer about to write on one.)
+		w.Header().Set("Connection", "close")
+	}
 	body, err := io.ReadAll(io.LimitReader(r.Body, maxBody+1))
 	if err != nil || len(body) > maxBody {
 		http.Error(w, "peer request body unreadable or too large", http.StatusRequestEntityTooLarge)
