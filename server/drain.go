@@ -12,7 +12,9 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/celldgo/celld/bucket"
 	"github.com/celldgo/celld/fleet"
+	"github.com/celldgo/celld/fleet/core"
 	"github.com/celldgo/celld/server/api"
 	"github.com/celldgo/celld/worker"
 )
@@ -355,14 +357,28 @@ func (n *node) drainAndStop(pub, internal *http.Server, preserve bool) error {
 	if !preserve && time.Until(deadline) > drainGrace {
 		time.Sleep(drainGrace)
 	}
-	// Peer calls still being answered (a release they waited for) finish;
-	// idle peer connections are closed.
-	ictx, icancel := context.WithTimeout(context.Background(), time.Second)
-	internal.Shutdown(ictx)
-	icancel()
 	cctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	return n.fleet.Close(cctx)
+	closeInternal := func() {
+		// Peer calls still being answered finish; idle peer connections
+		// are closed.
+		ictx, icancel := context.WithTimeout(context.Background(), time.Second)
+		internal.Shutdown(ictx)
+		icancel()
+	}
+	if err != nil {
+		// Cells may still be owned here: keep answering for them until
+		// the lease is gone.
+		closeInternal()
+		return n.fleet.Close(cctx)
+	}
+	// Every cell is released, so nothing a peer sends from now on can run
+	// here. The lease goes first: a peer whose call is cut by the closing
+	// listener finds it gone and knows the call never ran (see
+	// remote.send).
+	cerr := n.fleet.Close(cctx)
+	closeInternal()
+	return cerr
 }
 
 func later(a, b time.Time) time.Time {
@@ -370,4 +386,18 @@ func later(a, b time.Time) time.Time {
 		return a
 	}
 	return b
+}
+
+// leaseGone reports that node's lease record is deleted (a drain's last
+// step) while the lease we resolved it under had not yet expired: the node
+// left cleanly rather than crashing or being cut off, since a crashed node
+// leaves its record until another node replaces it.
+func (o *objects) leaseGone(ctx context.Context, node string, resolvedExpiry time.Time) bool {
+	if !time.Now().Before(resolvedExpiry) {
+		return false
+	}
+	rctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	_, _, err := o.store.Get(rctx, core.LeaseKey(node))
+	return bucket.OutcomeOf(err) == bucket.NotFound
 }

@@ -79,7 +79,7 @@ func (s *node) serveWorker(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	resp, err := ap.rt.Fetch(r.Context(), req)
-	if err != nil && s.objects.drain.active.Load() {
+	if (err != nil || resp.Uncaught) && s.objects.drain.active.Load() {
 		// Most likely the Worker needed a cell this draining node may not
 		// acquire: the client retries on another node.
 		s.log.Info("worker fetch failed while draining; answered 503", "url", req.URL, "err", err)

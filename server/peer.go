@@ -271,6 +271,12 @@ func (r remote) send(ctx context.Context, client *http.Client, path string, quer
 	}
 	if err != nil {
 		r.p.objects.forgetRemote(r.class + ":" + r.id)
+		if ctx.Err() == nil && r.p.objects.leaseGone(ctx, r.node, r.leaseExpires) {
+			// The owner finished a drain (every cell released, then its
+			// lease deleted) and closed its listener under this call:
+			// nothing ran there; resolve the cell again.
+			return nil, fmt.Errorf("%w: owner %s left after a drain: %v", worker.ErrObjectClosed, r.node, err)
+		}
 		return nil, fmt.Errorf("owner %s of %s:%s at %s is unreachable from this node: %w", r.node, r.class, r.id, r.advertise, err)
 	}
 	undelivered := resp.StatusCode == http.StatusServiceUnavailable && resp.Header.Get(headerUndelivered) != ""

@@ -237,6 +237,7 @@ func internalError() *Response {
 		StatusText: "Internal Server Error",
 		Header:     http.Header{"Content-Type": {"text/plain;charset=UTF-8"}},
 		Body:       []byte("Internal Server Error"),
+		Uncaught:   true,
 	}
 }
 

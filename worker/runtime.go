@@ -64,6 +64,10 @@ type Response struct {
 	// script (reader.cancel()) and frees the isolate of it. Close may be
 	// called while a Read waits, and ends it.
 	Stream io.ReadCloser
+
+	// Uncaught marks the runtime's own 500: the handler threw (or its
+	// promise rejected) instead of answering.
+	Uncaught bool
 }
 
 // Binding builds the value of one env binding inside one isolate. It runs
