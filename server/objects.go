@@ -287,10 +287,23 @@ func (o *objects) activate(ctx context.Context, ap *app, name, class, id string)
 	if err != nil {
 		return fail(fmt.Errorf("activate %s: open %s: %w", name, path, err))
 	}
-	repl, err := cell.NewReplicator(db, cell.ReplicatorConfig{Store: o.store, Cell: name, Epoch: owner.Epoch, From: info, Logger: o.log})
+	r, err := o.start(ap, h, name, class, id, owner, db, info)
+	if err != nil {
+		return fail(fmt.Errorf("activate %s: %w", name, err))
+	}
+	o.log.Debug("cell activated", "cell", name, "epoch", owner.Epoch)
+	return r, nil
+}
+
+// start makes a resident of an owned cell whose database file is at from:
+// its replicator continues the chain at the owner's epoch, and its object
+// (a Durable Object on ap, or the built-in handler h) is started. On
+// failure db is closed; releasing the cell is the caller's.
+func (o *objects) start(ap *app, h cell.Handler, name, class, id string, owner *fleet.Owner, db *cell.DB, from cell.RestoreInfo) (*resident, error) {
+	repl, err := cell.NewReplicator(db, cell.ReplicatorConfig{Store: o.store, Cell: name, Epoch: owner.Epoch, From: from, Logger: o.log})
 	if err != nil {
 		db.Close()
-		return fail(fmt.Errorf("activate %s: %w", name, err))
+		return nil, err
 	}
 	r := &resident{cell: name, class: class, id: id, db: db, repl: repl, owner: owner, o: o}
 	if h != nil {
@@ -298,15 +311,16 @@ func (o *objects) activate(ctx context.Context, ap *app, name, class, id string)
 	} else {
 		obj, err := ap.rt.NewObject(class, id, db)
 		if err != nil {
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
 			repl.Close(ctx)
 			db.Close()
-			return fail(fmt.Errorf("activate %s: %w", name, err))
+			return nil, err
 		}
 		r.app, r.obj = ap, obj
 	}
-	r.confirmed.Store(info.TXID)
+	r.confirmed.Store(from.TXID)
 	r.lastUsed.Store(nowNano())
-	o.log.Debug("cell activated", "cell", name, "epoch", owner.Epoch)
 	return r, nil
 }
 

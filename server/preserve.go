@@ -157,25 +157,10 @@ func (o *objects) resumeOne(ctx context.Context, rc resumeCell) error {
 		return fail(err)
 	}
 	from := cell.RestoreInfo{Epoch: rc.Epoch, TXID: rc.TXID, Checksum: rc.Checksum}
-	repl, err := cell.NewReplicator(db, cell.ReplicatorConfig{Store: o.store, Cell: rc.Cell, Epoch: rc.Epoch, From: from, Logger: o.log})
+	r, err := o.start(ap, h, rc.Cell, rc.Class, rc.ID, owner, db, from)
 	if err != nil {
-		db.Close()
 		return fail(err)
 	}
-	r := &resident{cell: rc.Cell, class: rc.Class, id: rc.ID, db: db, repl: repl, owner: owner, o: o}
-	if h != nil {
-		r.bi = &builtinCell{h: h}
-	} else {
-		obj, err := ap.rt.NewObject(rc.Class, rc.ID, db)
-		if err != nil {
-			repl.Close(ctx)
-			db.Close()
-			return fail(err)
-		}
-		r.app, r.obj = ap, obj
-	}
-	r.confirmed.Store(rc.TXID)
-	r.lastUsed.Store(nowNano())
 	o.mu.Lock()
 	o.residents[rc.Cell] = r
 	o.mu.Unlock()
