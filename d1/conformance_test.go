@@ -3,13 +3,10 @@ package d1_test
 import (
 	"context"
 	"log/slog"
-	"net/http"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/celldgo/celld/d1"
 	"github.com/celldgo/celld/deploy"
@@ -66,35 +63,7 @@ func replay(t *testing.T, dir string, cfg *deploy.Config) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = rt.Close(context.Background()) })
-	steps, err := conformance.LoadSteps(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i, s := range steps {
-		if s.SleepMsBefore > 0 {
-			time.Sleep(time.Duration(s.SleepMsBefore) * time.Millisecond)
-		}
-		req := &worker.Request{Method: s.MethodOrGet(), URL: "http://localhost" + s.Path, Header: http.Header{}}
-		for k, v := range s.Headers {
-			req.Header.Set(k, v)
-		}
-		if req.Body, err = s.RequestBody(); err != nil {
-			t.Fatal(err)
-		}
-		if req.Body != nil {
-			req.Header.Set("Content-Length", strconv.Itoa(len(req.Body)))
-		}
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		resp, err := rt.Fetch(ctx, req)
-		cancel()
-		if err != nil {
-			t.Errorf("step %d %q: fetch: %v", i, s.Name, err)
-			continue
-		}
-		for _, problem := range conformance.Compare(s, resp.Status, resp.Header, resp.Body) {
-			t.Errorf("step %d %q: %s", i, s.Name, problem)
-		}
-	}
+	conformance.ReplayRuntime(t, rt, dir)
 }
 
 type testWriter struct{ t testing.TB }

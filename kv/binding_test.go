@@ -43,35 +43,7 @@ func replay(t *testing.T, dir string) {
 		t.Fatal(err)
 	}
 	rt := newRuntime(t, cfg.Name, bundle.Code, bindings)
-	steps, err := conformance.LoadSteps(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i, s := range steps {
-		if s.SleepMsBefore > 0 {
-			time.Sleep(time.Duration(s.SleepMsBefore) * time.Millisecond)
-		}
-		req := &worker.Request{Method: s.MethodOrGet(), URL: "http://localhost" + s.Path, Header: http.Header{}}
-		for k, v := range s.Headers {
-			req.Header.Set(k, v)
-		}
-		if req.Body, err = s.RequestBody(); err != nil {
-			t.Fatal(err)
-		}
-		if req.Body != nil {
-			req.Header.Set("Content-Length", strconv.Itoa(len(req.Body)))
-		}
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		resp, err := rt.Fetch(ctx, req)
-		cancel()
-		if err != nil {
-			t.Errorf("step %d %q: %v", i, s.Name, err)
-			continue
-		}
-		for _, p := range conformance.Compare(s, resp.Status, resp.Header, resp.Body) {
-			t.Errorf("step %d %q: %s", i, s.Name, p)
-		}
-	}
+	conformance.ReplayRuntime(t, rt, dir)
 }
 
 func newRuntime(t testing.TB, name string, code []byte, bindings map[string]worker.Binding) *worker.Runtime {

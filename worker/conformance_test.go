@@ -4,13 +4,10 @@ import (
 	"bytes"
 	"context"
 	"log/slog"
-	"net/http"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/celldgo/celld/deploy"
 	"github.com/celldgo/celld/internal/conformance"
@@ -90,39 +87,7 @@ func runFixture(t *testing.T, dir string) {
 		objects.use(rt)
 	}
 
-	steps, err := conformance.LoadSteps(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i, s := range steps {
-		if s.SleepMsBefore > 0 {
-			time.Sleep(time.Duration(s.SleepMsBefore) * time.Millisecond)
-		}
-		req := &worker.Request{Method: s.MethodOrGet(), URL: "http://localhost" + s.Path, Header: http.Header{}}
-		for k, v := range s.Headers {
-			req.Header.Set(k, v)
-		}
-		if req.Body, err = s.RequestBody(); err != nil {
-			t.Fatalf("step %d %q: %v", i, s.Name, err)
-		}
-		if req.Body != nil {
-			// As an HTTP client would send it (the README's replay rule).
-			req.Header.Set("Content-Length", strconv.Itoa(len(req.Body)))
-		}
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		resp, err := rt.Fetch(ctx, req)
-		if err == nil {
-			err = resp.Buffer(100 << 20)
-		}
-		cancel()
-		if err != nil {
-			t.Errorf("step %d %q: fetch: %v", i, s.Name, err)
-			continue
-		}
-		for _, problem := range conformance.Compare(s, resp.Status, resp.Header, resp.Body) {
-			t.Errorf("step %d %q: %s", i, s.Name, problem)
-		}
-	}
+	conformance.ReplayRuntime(t, rt, dir)
 }
 
 // usesAlarms reports whether a Worker's source uses Durable Object
