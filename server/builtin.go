@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/celldgo/celld/cell"
 	"github.com/celldgo/celld/d1"
@@ -47,8 +48,7 @@ type builtinCell struct {
 	h      cell.Handler
 	mu     sync.Mutex
 	closed bool
-	busy   int // requests holding or waiting for mu
-	bmu    sync.Mutex
+	busy   atomic.Int32 // requests holding or waiting for mu
 }
 
 func (r *resident) objectDone() <-chan struct{} {
@@ -60,9 +60,7 @@ func (r *resident) objectDone() <-chan struct{} {
 
 func (r *resident) busy() int {
 	if r.obj == nil {
-		r.bi.bmu.Lock()
-		defer r.bi.bmu.Unlock()
-		return r.bi.busy
+		return int(r.bi.busy.Load())
 	}
 	return r.obj.Busy()
 }
@@ -143,13 +141,9 @@ func (e *requestError) Error() string { return e.msg }
 func (r *resident) callBuiltin(ctx context.Context, req []byte) ([]byte, error) {
 	r.inflight.Add(1)
 	bi := r.bi
-	bi.bmu.Lock()
-	bi.busy++
-	bi.bmu.Unlock()
+	bi.busy.Add(1)
 	defer func() {
-		bi.bmu.Lock()
-		bi.busy--
-		bi.bmu.Unlock()
+		bi.busy.Add(-1)
 		r.lastUsed.Store(nowNano())
 		r.inflight.Add(-1)
 	}()
