@@ -170,7 +170,12 @@ func Run(ctx context.Context, o Options) error {
 	}
 	n := &node{opts: o, log: log, fleet: fn, apps: &apps{store: o.Store, log: log, objects: objs}, objects: objs,
 		advertise: advertise, shutdown: make(chan shutdownRequest, 1)}
-	if err := n.apps.refresh(ctx); err != nil {
+	if err := n.apps.refresh(ctx); err != nil && ctx.Err() == nil && errors.Is(err, bucket.ErrUnavailable) {
+		// The bucket went away right after the lease was taken: serve
+		// (503 until a deployment loads), let the watch loop retry, and
+		// fence if the lease cannot be kept — as at any other moment.
+		log.Warn("deployment not loaded yet; retrying", "err", err)
+	} else if err != nil {
 		cctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
 		cerr := fn.Close(cctx)
