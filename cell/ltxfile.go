@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/superfly/ltx"
@@ -31,10 +32,12 @@ func LTXKey(cell string, epoch, minTXID, maxTXID uint64) string {
 // file that changed under the replicator is an error, not a bad upload.
 func encodeBatch(b *batch, pageSize uint32, wal *walFollower, dbf *os.File) ([]byte, error) {
 	var buf bytes.Buffer
-	enc, err := ltx.NewEncoder(&buf)
+	pe, err := getEncoder(&buf)
 	if err != nil {
 		return nil, err
 	}
+	defer putEncoder(pe)
+	enc := &pe.enc
 	hdr := ltx.Header{
 		Version:   ltx.Version,
 		PageSize:  pageSize,
@@ -100,6 +103,49 @@ func encodeBatch(b *batch, pageSize uint32, wal *walFollower, dbf *os.File) ([]b
 		return nil, fmt.Errorf("finish ltx: %w", err)
 	}
 	return buf.Bytes(), nil
+}
+
+// pooledEncoder is an LTX encoder that can be used again. ltx.Encoder has
+// no Reset, and a new one is ~140 KB (its LZ4 compressor's hash table):
+// allocating that for every segment was most of the time it took to encode
+// a one-page commit, and most of the replicator's garbage. A pooled one is
+// reset by copying over it the value of an encoder as NewEncoder made it:
+// an Encoder is a plain value (no locks, nothing pointing into itself), and
+// TestEncoderReuse pins that a reused encoder writes exactly what a new one
+// does.
+type pooledEncoder struct {
+	enc   ltx.Encoder
+	fresh ltx.Encoder // as NewEncoder returned it, writing to out
+	out   *switchWriter
+}
+
+// switchWriter writes to whichever writer the encoder's current file goes
+// to.
+type switchWriter struct{ w io.Writer }
+
+func (s *switchWriter) Write(p []byte) (int, error) { return s.w.Write(p) }
+
+var encoders sync.Pool
+
+// getEncoder returns an encoder ready for a new file written to w.
+func getEncoder(w io.Writer) (*pooledEncoder, error) {
+	pe, _ := encoders.Get().(*pooledEncoder)
+	if pe == nil {
+		out := &switchWriter{}
+		fresh, err := ltx.NewEncoder(out)
+		if err != nil {
+			return nil, err
+		}
+		pe = &pooledEncoder{fresh: *fresh, out: out}
+	}
+	pe.enc = pe.fresh
+	pe.out.w = w
+	return pe, nil
+}
+
+func putEncoder(pe *pooledEncoder) {
+	pe.out.w = nil
+	encoders.Put(pe)
 }
 
 // applyRunBytes bounds the pages applyLTX writes with one call.
