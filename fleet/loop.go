@@ -2,6 +2,7 @@ package fleet
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -84,7 +85,7 @@ func (n *Node) run(f core.Effect) {
 	case core.StartCell:
 		ctx, cancel := context.WithCancelCause(context.Background())
 		n.mu.Lock()
-		n.owners[f.Cell] = &Owner{Cell: f.Cell, Epoch: f.Epoch, ctx: ctx, stop: cancel}
+		n.owners[f.Cell] = &Owner{Cell: f.Cell, Epoch: f.Epoch, etag: f.ETag, ctx: ctx, stop: cancel}
 		n.mu.Unlock()
 	case core.StopCell:
 		n.mu.Lock()
@@ -304,7 +305,23 @@ func (n *Node) shutdown() {
 // its writes are in the bucket, so that a node that lost the cell (a clock
 // is never trusted for this) never acknowledges. A record naming anyone
 // else stops the cell here (its owner context ends with ErrNotOwner).
+//
+// While the record still carries the ETag of the claim this node wrote, it
+// is byte for byte that claim, so a HEAD settles it (cheaper than a GET on
+// every store we know); any other ETag is read and decoded.
 func (n *Node) Confirm(ctx context.Context, cell string, epoch uint64) error {
+	n.mu.Lock()
+	o := n.owners[cell]
+	n.mu.Unlock()
+	if o != nil && o.Epoch == epoch && o.etag != "" {
+		obj, err := n.store.Head(ctx, core.OwnKey(cell))
+		switch {
+		case err == nil && obj.ETag == o.etag:
+			return nil
+		case err != nil && !errors.Is(err, bucket.ErrNotFound):
+			return fmt.Errorf("confirm ownership of %s: %w", cell, err)
+		}
+	}
 	data, _, err := n.store.Get(ctx, core.OwnKey(cell))
 	if err != nil {
 		return fmt.Errorf("confirm ownership of %s: %w", cell, err)

@@ -100,6 +100,7 @@ type Node struct {
 type Owner struct {
 	Cell  string
 	Epoch uint64
+	etag  string // own.json's as claimed (core.StartCell.ETag)
 	ctx   context.Context
 	stop  context.CancelCauseFunc
 }

@@ -256,3 +256,72 @@ func TestNode_Confirm(t *testing.T) {
 		t.Fatal("owner context not cancelled after a failed confirm")
 	}
 }
+
+// readCountingStore counts reads of ownership records by kind.
+type readCountingStore struct {
+	bucket.Store
+	heads, gets atomic.Int64
+}
+
+func (r *readCountingStore) Head(ctx context.Context, key string) (bucket.Object, error) {
+	if isOwnKey(key) {
+		r.heads.Add(1)
+	}
+	return r.Store.Head(ctx, key)
+}
+
+func (r *readCountingStore) Get(ctx context.Context, key string) ([]byte, bucket.Object, error) {
+	if isOwnKey(key) {
+		r.gets.Add(1)
+	}
+	return r.Store.Get(ctx, key)
+}
+
+// Confirm settles an unchanged record with a HEAD; any other ETag — even
+// the same bytes written again — is read and judged by its content.
+func TestNode_ConfirmByETag(t *testing.T) {
+	ctx := context.Background()
+	mem := bucket.NewMem()
+	s := &readCountingStore{Store: mem}
+	n := startNode(t, s, "a", 3*time.Second)
+	o, err := n.Acquire(ctx, "C")
+	if err != nil {
+		t.Fatal(err)
+	}
+	h0, g0 := s.heads.Load(), s.gets.Load()
+	for range 3 {
+		if err := n.Confirm(ctx, "C", o.Epoch); err != nil {
+			t.Fatalf("confirm while owner: %v", err)
+		}
+	}
+	if h, g := s.heads.Load()-h0, s.gets.Load()-g0; h != 3 || g != 0 {
+		t.Fatalf("3 confirms of an unchanged record: %d HEAD, %d GET; want 3, 0", h, g)
+	}
+	// Our own record, written again (a new ETag, same content): read,
+	// still ours.
+	data, _, err := mem.Get(ctx, core.OwnKey("C"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := mem.Put(ctx, core.OwnKey("C"), data, bucket.Cond{}); err != nil {
+		t.Fatal(err)
+	}
+	g1 := s.gets.Load()
+	if err := n.Confirm(ctx, "C", o.Epoch); err != nil {
+		t.Fatalf("confirm after a rewrite of the same record: %v", err)
+	}
+	if s.gets.Load() != g1+1 {
+		t.Fatalf("a changed ETag was not read: %d GETs", s.gets.Load()-g1)
+	}
+	// The wrong epoch is never confirmed, whatever the ETag says.
+	if err := n.Confirm(ctx, "C", o.Epoch+1); err == nil {
+		t.Fatal("confirm of an epoch we never held succeeded")
+	}
+	// A deleted record is no confirmation.
+	if err := mem.Delete(ctx, core.OwnKey("C")); err != nil {
+		t.Fatal(err)
+	}
+	if err := n.Confirm(ctx, "C", o.Epoch); err == nil {
+		t.Fatal("confirm of a deleted ownership record succeeded")
+	}
+}

@@ -340,10 +340,11 @@ func benchPer(calls map[string]benchCalls, per float64, skip ...string) string {
 		if slices.ContainsFunc(skip, func(s string) bool { return strings.HasSuffix(k, " "+s) }) {
 			continue
 		}
+		mean := calls[k].d.Microseconds() / int64(calls[k].n)
 		if per == 1 {
-			parts = append(parts, fmt.Sprintf("%s %d", k, calls[k].n))
+			parts = append(parts, fmt.Sprintf("%s %d (mean %d µs)", k, calls[k].n, mean))
 		} else {
-			parts = append(parts, fmt.Sprintf("%s %.2f", k, float64(calls[k].n)/per))
+			parts = append(parts, fmt.Sprintf("%s %.2f (mean %d µs)", k, float64(calls[k].n)/per, mean))
 		}
 	}
 	if len(parts) == 0 {

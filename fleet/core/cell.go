@@ -112,7 +112,7 @@ func (m *Machine) claim(fx *effects, name string, c *cell, epoch uint64) {
 
 func (m *Machine) owned(fx *effects, name string, c *cell, etag string) {
 	c.phase, c.etag = CellOwned, etag
-	fx.add(StartCell{Cell: name, Epoch: c.epoch})
+	fx.add(StartCell{Cell: name, Epoch: c.epoch, ETag: etag})
 	fx.reply(name, AcquireResult{Kind: Owned, Epoch: c.epoch})
 }
 
@@ -167,7 +167,7 @@ func (m *Machine) onCellDone(fx *effects, name string, e Done) {
 	case CellReleasing:
 		if e.Outcome == Ambiguous && m.cfg.Mutation == MutAmbiguousAsRejected {
 			c.phase = CellOwned
-			fx.add(StartCell{Cell: name, Epoch: c.epoch})
+			fx.add(StartCell{Cell: name, Epoch: c.epoch, ETag: c.etag})
 			return
 		}
 		m.forget(name) // applied, refused or unknown: all harmless

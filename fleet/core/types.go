@@ -128,6 +128,9 @@ type Ready struct{ Expires int64 }
 type StartCell struct {
 	Cell  string
 	Epoch uint64
+	// ETag is own.json's as this node wrote (or found) it: while the
+	// record still has it, it still names this session at Epoch.
+	ETag string
 }
 
 // StopCell: cancel the cell's owner context now (before any release write).
