@@ -248,15 +248,16 @@ func chainFrom(cell string, from RestoreInfo) ([]segment, bool) {
 }
 
 // chainUploaded records an LTX object now in the bucket in the chain a
-// Seal writes. The uploader ships segments in TXID order; a snapshot runs
-// beside it and may finish before or after the segments it covers. Call
-// with r.mu held.
+// Seal writes. The uploader ships segments in TXID order; a snapshot or a
+// merge runs beside it and may finish before or after the segments it
+// covers (a merge starts only once everything before its range is up, so
+// the chain always reaches its start). Call with r.mu held.
 func (r *Replicator) chainUploaded(s segment) {
 	if s.max <= r.chainSnap {
 		return // covered by a snapshot that finished first
 	}
 	if s.min == 1 {
-		// A snapshot replaces everything up to it; segments after it that
+		// A snapshot replaces everything up to it; objects after it that
 		// are already up stay.
 		chain := []segment{s}
 		for _, c := range r.chain {
@@ -272,8 +273,24 @@ func (r *Replicator) chainUploaded(s segment) {
 		}
 		return
 	}
-	if n := len(r.chain); n == 0 || s.min != r.chain[n-1].max+1 {
+	for i := len(r.chain) - 1; i >= 0 && r.chain[i].max >= s.max; i-- {
+		if r.chain[i].min <= s.min {
+			return // covered by a merge that finished first
+		}
+	}
+	// A merge replaces the objects it covers that are already up; a
+	// segment goes at the end.
+	var head, tail []segment
+	for _, c := range r.chain {
+		switch {
+		case c.max < s.min:
+			head = append(head, c)
+		case c.min > s.max:
+			tail = append(tail, c)
+		}
+	}
+	if len(head) == 0 || head[len(head)-1].max+1 != s.min || (len(tail) > 0 && tail[0].min != s.max+1) {
 		r.chainKnown = false // not reachable from what we know
 	}
-	r.chain = append(r.chain, s)
+	r.chain = append(append(head, s), tail...)
 }

@@ -27,7 +27,8 @@ func LTXKey(cell string, epoch, minTXID, maxTXID uint64) string {
 
 // encodeBatch writes b as one LTX file. Pages come from the WAL frames b
 // names, and, for a full batch, from the database file for every other
-// page. Each page read from the WAL is checked against the checksum taken
+// page (for a merge, for the pages it names, each checked against the
+// checksum it had when the merge began). Each page read from the WAL is checked against the checksum taken
 // at capture, and a full batch against the database checksum, so a WAL or
 // file that changed under the replicator is an error, not a bad upload.
 func encodeBatch(b *batch, pageSize uint32, wal *walFollower, dbf *os.File) ([]byte, error) {
@@ -68,6 +69,9 @@ func encodeBatch(b *batch, pageSize uint32, wal *walFollower, dbf *os.File) ([]b
 		if inWAL && sum != ref.sum {
 			return fmt.Errorf("page %d in the wal at %d changed after it was captured", pgno, ref.off)
 		}
+		if want, ok := b.file[pgno]; ok && sum != want {
+			return fmt.Errorf("page %d of the database file changed after the merge began", pgno)
+		}
 		acc ^= sum
 		return enc.EncodePage(ltx.PageHeader{Pgno: pgno}, page)
 	}
@@ -85,9 +89,14 @@ func encodeBatch(b *batch, pageSize uint32, wal *walFollower, dbf *os.File) ([]b
 			return nil, fmt.Errorf("snapshot pages have checksum %s, captured state %s", got, b.post)
 		}
 	} else {
-		pgnos := make([]uint32, 0, len(b.pages))
+		pgnos := make([]uint32, 0, len(b.pages)+len(b.file))
 		for pgno := range b.pages {
 			if pgno <= b.commit { // pages past the end were truncated away
+				pgnos = append(pgnos, pgno)
+			}
+		}
+		for pgno := range b.file {
+			if _, dup := b.pages[pgno]; !dup && pgno <= b.commit {
 				pgnos = append(pgnos, pgno)
 			}
 		}

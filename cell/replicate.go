@@ -31,20 +31,17 @@ import (
 // stay in the WAL until their upload finished, which is why only the
 // replicator checkpoints, and only when nothing captured is waiting.
 //
-// Every SnapshotSegments segments (or SnapshotBytes of captured pages) a
-// full snapshot — an LTX with minTXID 1 holding every page — is written
-// into the current epoch in the background, so a restore reads the newest
-// snapshot and the segments after it, however long the history.
+// Compaction (compact.go) keeps the objects a restore reads bounded however
+// long the history: full snapshots — an LTX with minTXID 1 holding every
+// page — written into the current epoch, and between them merged files
+// that stand for runs of segments.
 //
 // The replicator decides what is durable; it does not decide what may be
 // released: the output gate waits with WaitDurable and then re-checks
 // ownership.
 
-// Defaults for ReplicatorConfig.
-const (
-	DefaultSnapshotSegments = 16
-	DefaultSnapshotBytes    = 64 << 20
-)
+// DefaultSnapshotSegments is ReplicatorConfig.SnapshotSegments's default.
+const DefaultSnapshotSegments = 16
 
 // InlineSnapshotBytes is the largest database whose compaction snapshot
 // is uploaded in place of the next segment (it then costs one upload, not
@@ -67,14 +64,15 @@ type ReplicatorConfig struct {
 	From   RestoreInfo
 	Logger *slog.Logger // nil: discard
 
-	// SnapshotSegments is how many LTX segments may follow the newest
-	// snapshot before another is written. A restore reads about this many
-	// objects plus one. Default DefaultSnapshotSegments.
+	// SnapshotSegments is how many LTX segments follow the newest snapshot
+	// at least before another is written (a database up to
+	// InlineSnapshotBytes gets one then; a larger one when it is also
+	// cheap enough, see compact.go). Default DefaultSnapshotSegments.
 	SnapshotSegments int
-	// SnapshotBytes is how many bytes of captured pages may follow the
-	// newest snapshot before another is written. Default
-	// DefaultSnapshotBytes.
-	SnapshotBytes int64
+	// MergeSegments is how many objects of one level are merged into one
+	// of the next (compact.go). Zero: DefaultMergeSegments; negative:
+	// never merge (snapshots every SnapshotSegments segments then).
+	MergeSegments int
 }
 
 // ReplicatorStats are counters of one replicator since it started.
@@ -83,6 +81,7 @@ type ReplicatorStats struct {
 	Durable   uint64 // last TXID known to be in the bucket
 	Segments  int    // LTX segments uploaded
 	Snapshots int    // compaction snapshots uploaded
+	Merges    int    // merged LTX files uploaded
 	Bytes     int64  // LTX bytes uploaded
 	Retries   int    // uploads that failed and were tried again
 }
@@ -98,7 +97,12 @@ type batch struct {
 	// the database file (which holds them since the last checkpoint). A
 	// full batch has min 1, which is what LTX calls a snapshot.
 	full bool
-	done chan struct{} // snapshots: closed when finished, err set
+	// merge: a merged file (compact.go) uploaded in the background; file
+	// holds the pages it reads from the database file, with the checksum
+	// each must have.
+	merge bool
+	file  map[uint32]ltx.Checksum
+	done  chan struct{} // snapshots and merges: closed when finished, err set
 	// inline: a snapshot the uploader ships in place of a segment.
 	inline bool
 	err    error
@@ -121,6 +125,8 @@ type Replicator struct {
 	segs      int                // segments begun since the newest snapshot
 	segBytes  int64              // page bytes captured since the newest snapshot
 	walFrames int64              // frames in the WAL at the last commit
+	lv        []level            // merge levels 1..mergeLevels (compact.go)
+	topRuns   int                // top-level merged files since the newest snapshot
 	closing   bool
 
 	captured atomic.Uint64
@@ -130,6 +136,7 @@ type Replicator struct {
 	open      *batch   // the batch new commits join (last of pending), or nil
 	uploading bool
 	snap      *batch // snapshot being written
+	merging   int    // merges being written
 	lastSnap  uint64 // maxTXID of the newest full LTX started
 	durable   uint64
 	err       error // fatal: nothing more will become durable
@@ -175,8 +182,8 @@ func NewReplicator(db *DB, cfg ReplicatorConfig) (*Replicator, error) {
 	if cfg.SnapshotSegments <= 0 {
 		cfg.SnapshotSegments = DefaultSnapshotSegments
 	}
-	if cfg.SnapshotBytes <= 0 {
-		cfg.SnapshotBytes = DefaultSnapshotBytes
+	if cfg.MergeSegments == 0 {
+		cfg.MergeSegments = DefaultMergeSegments
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
@@ -241,6 +248,8 @@ func NewReplicator(db *DB, cfg ReplicatorConfig) (*Replicator, error) {
 		r.chainSnap = r.chain[0].max
 	}
 	r.captured.Store(cfg.From.TXID)
+	r.lv = make([]level, mergeLevels)
+	r.afterSnapshot(cfg.From.TXID, r.state.checksum())
 	r.wg.Add(1)
 	go r.run()
 	db.afterCommit = r.afterCommit
@@ -344,7 +353,7 @@ func (r *Replicator) Checkpoint() (bool, error) {
 		return false, nil
 	}
 	r.mu.Lock()
-	idle := len(r.pending) == 0 && !r.uploading && r.snap == nil && r.durable == r.captured.Load()
+	idle := len(r.pending) == 0 && !r.uploading && r.snap == nil && r.merging == 0 && r.durable == r.captured.Load()
 	err := r.err
 	r.mu.Unlock()
 	if err != nil || !idle {
@@ -453,9 +462,17 @@ func (r *Replicator) Close(ctx context.Context) error {
 }
 
 // snapshotDue reports that enough was captured since the newest snapshot
-// to write another.
+// to write another: SnapshotSegments segments, and then for a database
+// larger than InlineSnapshotBytes, pages as many as the database holds or
+// a full top merge level (compact.go).
 func (r *Replicator) snapshotDue() bool {
-	return r.segs >= r.cfg.SnapshotSegments || r.segBytes >= r.cfg.SnapshotBytes
+	if r.segs < r.cfg.SnapshotSegments {
+		return false
+	}
+	if r.cfg.MergeSegments < 0 || r.inlineFits() {
+		return true
+	}
+	return r.segBytes >= int64(r.state.pages())*int64(r.state.pageSize) || r.levelsFull()
 }
 
 // CheckpointFrames is the WAL size (in frames) past which a storage call
@@ -484,8 +501,13 @@ func (r *Replicator) afterCommit(walFrames int64) {
 		r.fail(fmt.Errorf("capture commit %d: %w", r.captured.Load()+1, err))
 		return
 	}
-	if r.snapshotDue() && !r.inlineFits() {
+	switch {
+	case r.inlineFits():
+		// Snapshots go out in place of segments (captureTxn).
+	case r.snapshotDue():
 		r.startSnapshot()
+	default:
+		r.maybeMerge()
 	}
 }
 
@@ -505,6 +527,7 @@ func (r *Replicator) captureTxn(frames []walFrame, commit uint32) {
 	r.state.resize(commit)
 	txid := r.captured.Load() + 1
 	r.segBytes += int64(len(frames)) * int64(r.state.pageSize)
+	r.touch(frames)
 
 	r.mu.Lock()
 	b := r.open
@@ -522,10 +545,18 @@ func (r *Replicator) captureTxn(frames []walFrame, commit uint32) {
 		r.pending = append(r.pending, b)
 		r.open = b
 		r.segs++
+		r.lv[0].runs++
 	}
 	b.max, b.post, b.commit = txid, r.state.checksum(), commit
 	for _, f := range frames {
 		b.pages[f.pgno] = f.ref
+	}
+	if b.full {
+		// A snapshot covers exactly up to here: later commits start the
+		// next segment, and the merge levels start after it.
+		r.open = nil
+		r.lastSnap = max(r.lastSnap, txid)
+		r.afterSnapshot(txid, b.post)
 	}
 	r.mu.Unlock()
 	r.captured.Store(txid)

@@ -24,13 +24,10 @@ func (r *Replicator) startSnapshot() *batch {
 		return nil
 	}
 	r.segs, r.segBytes, r.lastSnap = 0, 0, x
-	open := r.open
+	r.afterSnapshot(x, r.state.checksum())
 	// Later commits start a new segment, so one begins right after the
 	// snapshot and a restore can go from one to the other.
 	r.open = nil
-	if open != nil && open.full {
-		return nil // the lineage's first LTX, still pending, is this snapshot
-	}
 	s := &batch{
 		min: 1, max: x, full: true,
 		commit: r.state.pages(), post: r.state.checksum(),
@@ -43,14 +40,23 @@ func (r *Replicator) startSnapshot() *batch {
 	return s
 }
 
+// runSnapshot uploads a snapshot or a merge beside the uploader.
 func (r *Replicator) runSnapshot(s *batch) {
 	defer r.wg.Done()
 	err := r.ship(s)
 	r.mu.Lock()
-	r.snap = nil
+	if s.merge {
+		r.merging--
+	} else {
+		r.snap = nil
+	}
 	s.err = err
 	if err == nil {
-		r.stats.Snapshots++
+		if s.merge {
+			r.stats.Merges++
+		} else {
+			r.stats.Snapshots++
+		}
 		r.chainUploaded(r.segmentOf(s))
 		r.advance(s.max)
 	}

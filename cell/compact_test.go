@@ -1,0 +1,212 @@
+package cell
+
+import (
+	"fmt"
+	mrand "math/rand/v2"
+	"testing"
+	"time"
+
+	"github.com/celldgo/celld/bucket"
+)
+
+// loadBlobs fills db with rows of incompressible blobs: about size bytes
+// in one transaction.
+func loadBlobs(t testing.TB, db *DB, rng *mrand.Rand, size int) int {
+	t.Helper()
+	exec(t, db, "CREATE TABLE blobs (id INTEGER PRIMARY KEY, v BLOB NOT NULL, n INTEGER NOT NULL DEFAULT 0)")
+	rows := size / 4000
+	err := db.Transaction(func() error {
+		blob := make([]byte, 3900)
+		for i := range rows {
+			for j := range blob {
+				blob[j] = byte(rng.Uint32())
+			}
+			if _, err := db.Exec("INSERT INTO blobs (id, v) VALUES (?, ?)", i, blob); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rows
+}
+
+// smallWrite changes a page or two: a counter in a random row, a KV pair,
+// now and then a row deleted or added.
+func smallWrite(t testing.TB, db *DB, rng *mrand.Rand, rows, i int) {
+	t.Helper()
+	switch rng.IntN(10) {
+	case 0:
+		exec(t, db, "DELETE FROM blobs WHERE id = ?", rng.IntN(rows))
+	case 1:
+		exec(t, db, "INSERT OR REPLACE INTO blobs (id, v) VALUES (?, ?)", rng.IntN(rows), fmt.Sprint("small ", i))
+	case 2, 3, 4:
+		mustPut(t, db, fmt.Sprintf("k%03d", rng.IntN(200)), fmt.Sprint("v", i))
+	default:
+		exec(t, db, "UPDATE blobs SET n = n + 1 WHERE id = ?", rng.IntN(rows))
+	}
+}
+
+// A cell of ~4 MB taking one small write at a time (each its own
+// segment): merges keep every restore at most 19 objects, without the
+// full snapshot every 16 segments that used to upload the whole database
+// again and again.
+func TestCompaction_largeDatabaseMerges(t *testing.T) {
+	mem := bucket.NewMem()
+	db, r := replicated(t, mem, 1, RestoreInfo{})
+	rng := mrand.New(mrand.NewPCG(7, 11))
+	rows := loadBlobs(t, db, rng, 4<<20)
+	waitDurable(t, r)
+	size := int64(r.state.pages()) * int64(r.state.pageSize)
+	const writes = 800
+	maxObjects := 0
+	for i := range writes {
+		smallWrite(t, db, rng, rows, i)
+		waitDurable(t, r)
+		if i%97 == 0 || i == writes-1 {
+			waitBackground(t, r)
+			// The owner could die here: what the bucket holds restores
+			// to exactly this.
+			want := contents(t, db)
+			store := &countingStore{Store: mem}
+			got, info := restored(t, store)
+			sameContents(t, contents(t, got), want)
+			maxObjects = max(maxObjects, info.Objects)
+			if info.Objects > chainBound(DefaultMergeSegments) || int(store.gets.Load()) != info.Objects {
+				t.Errorf("after %d writes: restore read %d objects (info %d), want at most %d",
+					i+1, store.gets.Load(), info.Objects, chainBound(DefaultMergeSegments))
+			}
+		}
+	}
+	st := r.Stats()
+	t.Logf("%d B database, %d small writes: %d segments, %d merges, %d snapshots, %d KiB uploaded; restores read at most %d objects",
+		size, writes, st.Segments, st.Merges, st.Snapshots, st.Bytes>>10, maxObjects)
+	if st.Merges == 0 {
+		t.Error("no merged file was written")
+	}
+	// A snapshot every 16 segments would have uploaded the database
+	// writes/16 times over; merging uploads each written page a few times.
+	if old := int64(writes/DefaultSnapshotSegments) * size; st.Bytes*5 > old {
+		t.Errorf("uploaded %d KiB; snapshots every %d segments would upload %d KiB, want at most a fifth of it",
+			st.Bytes>>10, DefaultSnapshotSegments, old>>10)
+	}
+	// A graceful stop seals the chain, merges included, and the next
+	// epoch restores it without listing.
+	want := contents(t, db)
+	sealed(t, db, r)
+	h := readHead(t, mem)
+	merged := 0
+	for _, k := range h.Chain {
+		if s, ok := parseSegmentKey(LTXPrefix(testCell), LTXPrefix(testCell)+k); ok && s.min > 1 && s.max > s.min {
+			merged++
+		}
+	}
+	store := &listingStore{Store: mem}
+	got, info := pendingRestore(t, store, 2)
+	sameContents(t, contents(t, got), want)
+	if store.lists.Load() != 0 || len(h.Chain) != info.Objects || info.Objects > chainBound(DefaultMergeSegments) {
+		t.Errorf("restore from the head: %d LISTs, %d objects, head chain %v", store.lists.Load(), info.Objects, h.Chain)
+	}
+	t.Logf("sealed chain: %d objects, %d of them merged", len(h.Chain), merged)
+}
+
+// With two objects to a merge, every level fills quickly: the top one
+// overflowing brings a snapshot (every 2^(mergeLevels+1) segments, long
+// before the pages written reach the database's size), restores stay
+// within the bound, and the contents are right at every step — including
+// after merges of pages that left the WAL for the database file
+// (checkpoints).
+func TestCompaction_levelsFillAndOverflow(t *testing.T) {
+	mem := bucket.NewMem()
+	db, r := replicated(t, mem, 1, RestoreInfo{}, func(c *ReplicatorConfig) { c.MergeSegments = 2 })
+	rng := mrand.New(mrand.NewPCG(3, 5))
+	rows := loadBlobs(t, db, rng, 2<<20)
+	waitDurable(t, r)
+	first := r.Stats()
+	const writes = 300
+	bound := chainBound(2)
+	for i := range writes {
+		exec(t, db, "UPDATE blobs SET n = n + 1 WHERE id = ?", rng.IntN(rows))
+		waitDurable(t, r)
+		if i%40 == 0 {
+			checkpoint(t, r)
+		}
+		if i%7 == 0 {
+			want := contents(t, db)
+			waitBackground(t, r)
+			got, info := restored(t, mem)
+			sameContents(t, contents(t, got), want)
+			if info.Objects > bound {
+				t.Fatalf("after %d writes: restore read %d objects, want at most %d", i+1, info.Objects, bound)
+			}
+		}
+	}
+	st := r.Stats()
+	t.Logf("%d writes: %d segments, %d merges, %d snapshots", writes, st.Segments, st.Merges, st.Snapshots)
+	overflows := (st.Segments - first.Segments) >> (mergeLevels + 1)
+	if st.Snapshots-first.Snapshots < overflows || st.Merges < writes/3 {
+		t.Errorf("stats %+v (after the load: %+v): want a snapshot for each of %d overflows and a merge about every other segment", st, first, overflows)
+	}
+}
+
+// checkpoint checkpoints once the replicator is idle (a merge can make a
+// commit durable before its own segment is up).
+func checkpoint(t testing.TB, r *Replicator) {
+	t.Helper()
+	for range 3000 {
+		waitBackground(t, r)
+		done, err := r.Checkpoint()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if done {
+			return
+		}
+		time.Sleep(time.Millisecond)
+	}
+	t.Fatal("no checkpoint in 3000 tries")
+}
+
+// chainBound is the most objects a restore applies with merges of f: the
+// newest snapshot and f-1 objects of each level, segments included.
+func chainBound(f int) int { return 1 + (f-1)*(mergeLevels+1) }
+
+// waitBackground waits until no snapshot or merge is being written.
+func waitBackground(t testing.TB, r *Replicator) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		r.mu.Lock()
+		idle := r.snap == nil && r.merging == 0
+		r.mu.Unlock()
+		if idle {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("background uploads still running after 30s")
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// A small database still gets a snapshot in place of every 16th segment
+// and never a merge: that costs nothing extra.
+func TestCompaction_smallDatabaseOnlySnapshots(t *testing.T) {
+	mem := bucket.NewMem()
+	db, r := replicated(t, mem, 1, RestoreInfo{})
+	for i := range 100 {
+		mustPut(t, db, fmt.Sprintf("k%d", i%10), fmt.Sprint(i))
+		waitDurable(t, r)
+	}
+	st := r.Stats()
+	if st.Merges != 0 || st.Snapshots < 100/DefaultSnapshotSegments {
+		t.Errorf("stats %+v: want no merges and a snapshot every %d segments", st, DefaultSnapshotSegments)
+	}
+	got, info := restored(t, mem)
+	sameContents(t, contents(t, got), contents(t, db))
+	if info.Objects > DefaultSnapshotSegments+1 {
+		t.Errorf("restore read %d objects", info.Objects)
+	}
+}
