@@ -91,6 +91,14 @@ func (s *node) serveWorker(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "Internal Server Error", http.StatusInternalServerError)
 		return
 	}
+	if resp.Uncaught && resp.Unavailable != nil {
+		// The handler threw after this node refused to activate a cell it
+		// called (CELLD_MAX_RESIDENT_CELLS): a refusal, not a script error.
+		s.log.Info("worker threw after a refused activation; answered 503", "url", req.URL, "err", resp.Unavailable)
+		w.Header().Set("Retry-After", "1")
+		http.Error(w, "celld: "+resp.Unavailable.Error()+"; retry", http.StatusServiceUnavailable)
+		return
+	}
 	writeWorkerResponse(r.Context(), w, resp)
 }
 

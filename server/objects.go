@@ -57,8 +57,14 @@ type objects struct {
 var _ worker.ObjectHost = (*objects)(nil)
 
 // ErrFull: the node holds CELLD_MAX_RESIDENT_CELLS cells and refuses to
-// activate another (503 to an HTTP caller).
-var ErrFull = errors.New("node is full")
+// activate another (503 to an HTTP caller, even when a Worker's call met
+// it and the Worker threw: it is a worker.ErrUnavailable).
+var ErrFull error = fullError{}
+
+type fullError struct{}
+
+func (fullError) Error() string        { return "node is full" }
+func (fullError) Is(target error) bool { return target == worker.ErrUnavailable }
 
 type resident struct {
 	cell, class, id string

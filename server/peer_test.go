@@ -6,6 +6,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -156,10 +157,77 @@ func TestObjects_MaxResident(t *testing.T) {
 			t.Fatalf("%s: %d %q", name, status, body)
 		}
 	}
-	if status, _ := fetchText(t, n.public+"/?name=c"); status == 200 {
-		t.Fatal("third cell activated beyond the limit")
+	// The Worker's stub call is refused and the Worker throws: the client
+	// sees the refusal (503, retry), not the runtime's 500.
+	resp, err := http.Get(n.public + "/?name=c")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusServiceUnavailable || resp.Header.Get("Retry-After") == "" ||
+		!strings.Contains(string(body), "CELLD_MAX_RESIDENT_CELLS=2") {
+		t.Fatalf("third cell beyond the limit: %s, Retry-After %q, %q; want 503 naming the limit",
+			resp.Status, resp.Header.Get("Retry-After"), body)
 	}
 	if status, body := fetchText(t, n.public+"/?name=a"); status != 200 || body != "2\n" {
 		t.Fatalf("resident cell after refusal: %d %q", status, body)
+	}
+}
+
+// fullProject's Worker catches a refused call on /caught and throws an
+// error of its own on /bug: neither is turned into a refusal.
+var fullProject = map[string]string{
+	"wrangler.jsonc": `{"name":"full","main":"index.js","durable_objects":{"bindings":[{"name":"C","class_name":"C"}]},
+		"migrations":[{"tag":"v1","new_sqlite_classes":["C"]}]}`,
+	"index.js": `import { DurableObject } from "cloudflare:workers";
+export class C extends DurableObject {
+  async hi() { return "hi " + this.ctx.id.name; }
+}
+export default {
+  async fetch(req, env) {
+    const u = new URL(req.url);
+    const name = u.searchParams.get("name");
+    if (u.pathname === "/caught") {
+      try {
+        return new Response(await env.C.getByName(name).hi());
+      } catch (e) {
+        return new Response("caught: " + e.message, { status: 299 });
+      }
+    }
+    if (u.pathname === "/bug") {
+      await env.C.getByName(name).hi();
+      throw new Error("a bug of the script's own");
+    }
+    return new Response(await env.C.getByName(name).hi());
+  },
+};`,
+}
+
+// A refusal the Worker handled is its answer; a Worker's own exception on
+// a full node stays a 500.
+func TestObjects_MaxResidentRefusalIsTheWorkersToHandle(t *testing.T) {
+	store := bucket.NewMem()
+	dir := t.TempDir()
+	for name, body := range fullProject {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := deploy.Deploy(context.Background(), store, dir, deploy.Options{Capabilities: deploy.Served()}); err != nil {
+		t.Fatal(err)
+	}
+	n := startNodeWith(t, store, "full", func(o *Options) { o.MaxResident = 1 })
+	if status, body := fetchText(t, n.public+"/?name=a"); status != 200 || body != "hi a" {
+		t.Fatalf("first cell: %d %q", status, body)
+	}
+	if status, body := fetchText(t, n.public+"/caught?name=b"); status != 299 || !strings.Contains(body, "caught: ") || !strings.Contains(body, "node is full") {
+		t.Fatalf("a refusal the Worker caught: %d %q; want its own 299", status, body)
+	}
+	if status, body := fetchText(t, n.public+"/bug?name=a"); status != 500 {
+		t.Fatalf("the Worker's own exception on a full node: %d %q; want 500", status, body)
+	}
+	if status, _ := fetchText(t, n.public+"/?name=b"); status != 503 {
+		t.Fatalf("an uncaught refusal: %d; want 503", status)
 	}
 }

@@ -62,12 +62,17 @@ func (iso *isolate) unwatch(pf *pendingFetch) {
 func (iso *isolate) startFetch(req *Request, href string, ch chan<- fetchResult) goja.Value {
 	pf := &pendingFetch{}
 	iso.waiting = append(iso.waiting, pf)
+	scope := &eventScope{}
+	defer iso.enter(scope)()
 	answer := func(resp *Response) {
 		if pf.answered {
 			return
 		}
 		pf.answered = true
 		iso.unwatch(pf)
+		if resp.Uncaught {
+			resp.Unavailable = scope.unavailable
+		}
 		if req.Method == http.MethodHead {
 			resp.Body = nil
 			discardStream(resp)

@@ -49,6 +49,7 @@ type jsState struct {
 	respond       goja.Callable
 	settle        goja.Callable
 	box           *goja.Object          // dispatch's answer slot for a synchronous Response
+	scope         *eventScope           // the event whose code runs now (scope.go)
 	names         map[string]goja.Value // lowercase header names (fetch.go)
 	methods       map[string]goja.Value
 	urls          map[string]goja.Value            // native.urlParse's recent results
@@ -108,6 +109,7 @@ func newIsolateShell(r *Runtime, id int, stop chan struct{}, log *slog.Logger, o
 func (iso *isolate) boot() error {
 	r := iso.rt
 	vm := goja.New()
+	vm.SetAsyncContextTracker(scopeTracker{iso})
 	iso.setVM(vm)
 	iso.timerByID = make(map[int64]*timer)
 	iso.origin = time.Now()

@@ -218,6 +218,7 @@ func registerObjectNatives(set func(string, nativeFunc)) {
 		ctx := iso.eventContext(call.Argument(2))
 		method := call.Argument(3).String()
 		args := iso.codec.serialize(call.Argument(4))
+		scope := iso.scope
 		return iso.spawn(func() func(resolve, reject func(goja.Value)) {
 			var res []byte
 			err := iso.deliver(ctx, class, id, func(h ObjectHandle) (err error) {
@@ -226,6 +227,7 @@ func registerObjectNatives(set func(string, nativeFunc)) {
 			})
 			return func(resolve, reject func(goja.Value)) {
 				if err != nil {
+					scope.noteRefusal(err)
 					reject(iso.rebuild(err))
 					return
 				}
@@ -253,6 +255,7 @@ func registerObjectNatives(set func(string, nativeFunc)) {
 			req.Body = append([]byte{}, iso.bytesArg(b)...)
 		}
 		host := &Host{iso: iso}
+		scope := iso.scope
 		return host.Async(func() func(*goja.Runtime) (goja.Value, error) {
 			var resp *Response
 			err := iso.deliver(ctx, class, id, func(h ObjectHandle) (err error) {
@@ -268,6 +271,7 @@ func registerObjectNatives(set func(string, nativeFunc)) {
 			}
 			return func(vm *goja.Runtime) (goja.Value, error) {
 				if err != nil {
+					scope.noteRefusal(err)
 					return iso.failedOutcome(err), nil
 				}
 				return iso.responseOutcome(resp), nil

@@ -68,7 +68,17 @@ type Response struct {
 	// Uncaught marks the runtime's own 500: the handler threw (or its
 	// promise rejected) instead of answering.
 	Uncaught bool
+	// Unavailable, with Uncaught, is the first ErrUnavailable refusal a
+	// Durable Object call of this request met (nil: none): the handler
+	// most likely threw because of it, and the host may answer as it
+	// would to a refusal of its own (503) rather than with a 500.
+	Unavailable error
 }
+
+// ErrUnavailable is what the Durable Object host wraps when it refuses a
+// call for a reason that passes if the caller retries (a full node, say).
+// The request whose call was refused learns of it (Response.Unavailable).
+var ErrUnavailable = errors.New("temporarily unavailable")
 
 // Binding builds the value of one env binding inside one isolate. It runs
 // once per isolate, on the isolate's loop, while the isolate is created.
