@@ -3,6 +3,7 @@ package cell
 import (
 	"fmt"
 	mrand "math/rand/v2"
+	"slices"
 	"testing"
 	"time"
 
@@ -92,24 +93,17 @@ func TestCompaction_largeDatabaseMerges(t *testing.T) {
 		t.Errorf("uploaded %d KiB; snapshots every %d segments would upload %d KiB, want at most a fifth of it",
 			st.Bytes>>10, DefaultSnapshotSegments, old>>10)
 	}
-	// A graceful stop seals the chain, merges included, and the next
-	// epoch restores it without listing.
+	// A graceful stop of a database this size writes a snapshot, so the
+	// next epoch restores one object, without listing.
 	want := contents(t, db)
 	sealed(t, db, r)
 	h := readHead(t, mem)
-	merged := 0
-	for _, k := range h.Chain {
-		if s, ok := parseSegmentKey(LTXPrefix(testCell), LTXPrefix(testCell)+k); ok && s.min > 1 && s.max > s.min {
-			merged++
-		}
-	}
 	store := &listingStore{Store: mem}
 	got, info := pendingRestore(t, store, 2)
 	sameContents(t, contents(t, got), want)
-	if store.lists.Load() != 0 || len(h.Chain) != info.Objects || info.Objects > chainBound(DefaultMergeSegments) {
-		t.Errorf("restore from the head: %d LISTs, %d objects, head chain %v", store.lists.Load(), info.Objects, h.Chain)
+	if size > CloseSnapshotBytes || store.lists.Load() != 0 || len(h.Chain) != 1 || info.Objects != 1 {
+		t.Errorf("restore from the head: %d LISTs, %d objects, head chain %v; want the snapshot Close wrote", store.lists.Load(), info.Objects, h.Chain)
 	}
-	t.Logf("sealed chain: %d objects, %d of them merged", len(h.Chain), merged)
 }
 
 // With two objects to a merge, every level fills quickly: the top one
@@ -143,8 +137,27 @@ func TestCompaction_levelsFillAndOverflow(t *testing.T) {
 			}
 		}
 	}
+	// The chain a Seal would write names merged objects in place of what
+	// they cover, reaches from TXID 1 to the last durable one, and is as
+	// short as a restore's.
+	waitBackground(t, r)
+	r.mu.Lock()
+	chain, known, durable := slices.Clone(r.chain), r.chainKnown, r.durable
+	r.mu.Unlock()
+	merged := 0
+	for i, c := range chain {
+		if i == 0 && c.min != 1 || i > 0 && c.min != chain[i-1].max+1 {
+			t.Fatalf("chain %v is not contiguous at %d", chain, i)
+		}
+		if c.min > 1 && c.max > c.min {
+			merged++
+		}
+	}
+	if !known || len(chain) == 0 || chain[len(chain)-1].max != durable || len(chain) > bound || merged == 0 {
+		t.Errorf("seal chain %v (known %v, %d merged), durable %d; want a known chain of at most %d objects to it", chain, known, merged, durable, bound)
+	}
 	st := r.Stats()
-	t.Logf("%d writes: %d segments, %d merges, %d snapshots", writes, st.Segments, st.Merges, st.Snapshots)
+	t.Logf("%d writes: %d segments, %d merges, %d snapshots; seal chain %d objects, %d merged", writes, st.Segments, st.Merges, st.Snapshots, len(chain), merged)
 	overflows := (st.Segments - first.Segments) >> (mergeLevels + 1)
 	if st.Snapshots-first.Snapshots < overflows || st.Merges < writes/3 {
 		t.Errorf("stats %+v (after the load: %+v): want a snapshot for each of %d overflows and a merge about every other segment", st, first, overflows)

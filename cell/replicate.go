@@ -428,7 +428,8 @@ func (r *Replicator) waitSnapshot(ctx context.Context, s *batch) error {
 
 // Close stops capturing, waits (within ctx) until everything captured is
 // durable, and stops the uploader. Compaction finishes first: a snapshot
-// in flight is awaited, and one is written if one is due, so the next
+// in flight is awaited, and one is written if one is due (or the database
+// is at most CloseSnapshotBytes and 16 segments followed the last), so the next
 // restore reads few objects (a snapshot that does not finish within ctx is
 // abandoned; it was not needed for durability). Close the replicator
 // before the DB. It returns the error that stopped replication, or ctx's
@@ -444,7 +445,7 @@ func (r *Replicator) Close(ctx context.Context) error {
 		defer r.db.c.dbConfig(sqlite3.SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 0)
 	}
 	err := r.WaitDurable(ctx, r.Captured())
-	if err == nil && r.waitSnapshot(ctx, r.inFlightSnapshot()) == nil && r.snapshotDue() {
+	if err == nil && r.waitSnapshot(ctx, r.inFlightSnapshot()) == nil && r.closeSnapshotDue() {
 		r.waitSnapshot(ctx, r.startSnapshot())
 	}
 	r.cancel()
@@ -473,6 +474,20 @@ func (r *Replicator) snapshotDue() bool {
 		return true
 	}
 	return r.segBytes >= int64(r.state.pages())*int64(r.state.pageSize) || r.levelsFull()
+}
+
+// CloseSnapshotBytes is the largest database that gets a snapshot when
+// its replicator closes with SnapshotSegments segments or more after the
+// newest one, due or not: the next activation then reads one object, not
+// a chain of merged ones, for an upload of at most this much.
+const CloseSnapshotBytes = 16 << 20
+
+// closeSnapshotDue reports that Close should write a snapshot.
+func (r *Replicator) closeSnapshotDue() bool {
+	if r.snapshotDue() {
+		return true
+	}
+	return r.segs >= r.cfg.SnapshotSegments && int64(r.state.pages())*int64(r.state.pageSize) <= CloseSnapshotBytes
 }
 
 // CheckpointFrames is the WAL size (in frames) past which a storage call
