@@ -21,10 +21,12 @@ import (
 // not the database. A snapshot is written only when it costs no more than
 // what was written since the last one — the pages captured since then
 // reach the database's size, or a merge would hold half its pages — or
-// when the top level is full. A
-// restore then applies the newest snapshot and at most MergeSegments-1
-// objects of each level: with the defaults, 19 objects at most whatever
-// the database's size, while every page written is uploaded about
+// when the top level is full and what was written is at least an eighth
+// of the database. A restore then applies the newest snapshot and at most
+// MergeSegments-1 objects of each level — with the defaults, 19 objects
+// for a database written as much as an eighth of its size since its last
+// snapshot (more top-level files, one per 4096 segments, for a large one
+// written less) — while every page written is uploaded about
 // mergeLevels+2 times at most instead of once per snapshot.
 //
 // Merged files are ordinary LTX objects of the epoch (minTXID > 1, so not
@@ -41,6 +43,13 @@ const DefaultMergeSegments = 4
 // mergeLevels is how many levels of merged files there are above the
 // segments.
 const mergeLevels = 5
+
+// maxTopAmplification: a full top level brings a snapshot only once the
+// pages written since the last one reach 1/maxTopAmplification of the
+// database; a larger database stacks more top-level files meanwhile (one
+// per MergeSegments^(mergeLevels+1) segments), so a snapshot of it never
+// costs more than this many times what was written.
+const maxTopAmplification = 8
 
 // maxMerging bounds the merges uploading at once. They run beside a
 // snapshot (a large one would hold them off for its whole upload, and the

@@ -223,3 +223,33 @@ func TestCompaction_smallDatabaseOnlySnapshots(t *testing.T) {
 		t.Errorf("restore read %d objects", info.Objects)
 	}
 }
+
+// A database large for what is written stacks top-level files instead of
+// a snapshot when the levels overflow: a snapshot of it would cost more
+// than maxTopAmplification times the pages written since the last one.
+func TestCompaction_largeDatabaseStacksTopLevel(t *testing.T) {
+	mem := bucket.NewMem()
+	db, r := replicated(t, mem, 1, RestoreInfo{}, func(c *ReplicatorConfig) { c.MergeSegments = 2 })
+	rng := mrand.New(mrand.NewPCG(9, 9))
+	rows := loadBlobs(t, db, rng, 4<<20)
+	waitDurable(t, r)
+	// The load itself is snapshotted (a merge would hold it all).
+	exec(t, db, "UPDATE blobs SET n = 1 WHERE id = 0")
+	waitDurable(t, r)
+	waitBackground(t, r)
+	before := r.Stats()
+	const writes = 100 // 4 KiB each: 64 of them overflow the levels
+	for range writes {
+		exec(t, db, "UPDATE blobs SET n = n + 1 WHERE id = ?", rng.IntN(rows))
+		waitDurable(t, r)
+	}
+	waitBackground(t, r)
+	st := r.Stats()
+	got, info := restored(t, mem)
+	sameContents(t, contents(t, got), contents(t, db))
+	top := (st.Segments - before.Segments) >> mergeLevels
+	t.Logf("%d writes after the load: %d snapshots, %d merges; restore %d objects", writes, st.Snapshots-before.Snapshots, st.Merges-before.Merges, info.Objects)
+	if st.Snapshots != before.Snapshots || info.Objects > chainBound(2)+top {
+		t.Errorf("stats %+v (before %+v), restore %d objects: want no snapshot and at most %d objects", st, before, info.Objects, chainBound(2)+top)
+	}
+}

@@ -473,7 +473,8 @@ func (r *Replicator) snapshotDue() bool {
 	if r.cfg.MergeSegments < 0 || r.inlineFits() {
 		return true
 	}
-	return r.segBytes >= int64(r.state.pages())*int64(r.state.pageSize) || r.levelsFull()
+	size := int64(r.state.pages()) * int64(r.state.pageSize)
+	return r.segBytes >= size || r.levelsFull() && maxTopAmplification*r.segBytes >= size
 }
 
 // CloseSnapshotBytes is the largest database that gets a snapshot when
