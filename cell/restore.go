@@ -64,11 +64,7 @@ type segment struct {
 // before it, stops the restore with an error (wrapping ErrBrokenHistory)
 // that names it: a restore never returns a shorter history.
 func Restore(ctx context.Context, store bucket.Store, cell, path string) (RestoreInfo, error) {
-	segs, err := listSegments(ctx, store, cell)
-	if err != nil {
-		return RestoreInfo{}, fmt.Errorf("restore cell %s: %w", cell, err)
-	}
-	chain, err := planRestore(segs)
+	chain, err := planChain(ctx, store, cell)
 	if err != nil {
 		return RestoreInfo{}, fmt.Errorf("restore cell %s: %w", cell, err)
 	}
@@ -146,39 +142,6 @@ func restoredInfo(chain []segment, st *dbState) RestoreInfo {
 		info.Chain = append(info.Chain, s.key)
 	}
 	return info
-}
-
-// listSegments lists the LTX objects of cell. Keys under the prefix that
-// are not LTX objects of an epoch are skipped, so later formats can add
-// objects beside them.
-func listSegments(ctx context.Context, store bucket.Store, cell string) ([]segment, error) {
-	prefix := LTXPrefix(cell)
-	objs, err := bucket.ListAll(ctx, store, prefix)
-	if err != nil {
-		return nil, fmt.Errorf("list %s: %w", prefix, err)
-	}
-	retired := map[string]bool{}
-	for _, o := range objs {
-		if dir, name, ok := strings.Cut(strings.TrimPrefix(o.Key, prefix), "/"); ok && name == RetiredMarker {
-			retired[dir] = true
-		}
-	}
-	var segs []segment
-	for _, o := range objs {
-		dir, _, _ := strings.Cut(strings.TrimPrefix(o.Key, prefix), "/")
-		if retired[dir] {
-			continue
-		}
-		seg, ok := parseSegmentKey(prefix, o.Key)
-		if !ok {
-			continue
-		}
-		if seg.min == 0 || seg.min > seg.max {
-			return nil, fmt.Errorf("%w: %s: TXID range %d-%d", ErrBrokenHistory, o.Key, seg.min, seg.max)
-		}
-		segs = append(segs, seg)
-	}
-	return segs, nil
 }
 
 // parseSegmentKey parses the key of an LTX object under prefix

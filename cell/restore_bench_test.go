@@ -109,11 +109,7 @@ func BenchmarkRestore100MB_MinIO(b *testing.B) {
 		sizeOf[o.Key] = o.Size
 		stored += o.Size
 	}
-	segs, err := listSegments(ctx, store, cellName)
-	if err != nil {
-		b.Fatal(err)
-	}
-	chain, err := planRestore(segs)
+	chain, err := planChain(ctx, store, cellName)
 	if err != nil {
 		b.Fatal(err)
 	}
