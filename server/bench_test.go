@@ -364,7 +364,9 @@ func benchPer(calls map[string]benchCalls, per float64, skip ...string) string {
 // measured alongside to show what HTTP and the JavaScript runtime cost,
 // and the raw pair once more with the PUT to a key shaped like the cell's
 // segment keys (ack_p50_ratio_ltxkey): on MinIO's file system backend a
-// deeper key costs a few hundred µs, which no node can avoid.
+// deeper key costs a few hundred µs, which no node can avoid. Run it with
+// bench/durable.sh, which keeps MinIO off the node's CPUs as the bucket is
+// in production.
 func BenchmarkDurableWrite_MinIO(b *testing.B) {
 	store := benchMinioStore(b)
 	benchDeploy(b, store, "../examples/counter")
