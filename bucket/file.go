@@ -1,6 +1,7 @@
 package bucket
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -169,6 +170,40 @@ func fileETag(sum []byte, st fileStat) string {
 }
 
 func (s *File) Put(ctx context.Context, key string, data []byte, cond Cond) (Object, error) {
+	return s.put(ctx, key, bytes.NewReader(data), int64(len(data)), cond)
+}
+
+// PutFrom is Put from a reader (Streamer).
+func (s *File) PutFrom(ctx context.Context, key string, r io.ReaderAt, size int64, cond Cond) (Object, error) {
+	return s.put(ctx, key, exactly(r, size), size, cond)
+}
+
+// Open streams key's bytes (Streamer).
+func (s *File) Open(ctx context.Context, key string) (io.ReadCloser, Object, error) {
+	if err := ctxErr(ctx); err != nil {
+		return nil, Object{}, err
+	}
+	if err := checkFileKey(key); err != nil {
+		return nil, Object{}, fmt.Errorf("get %s: %w", key, err)
+	}
+	f, err := os.Open(s.path(key))
+	if missing(err) {
+		return nil, Object{}, fmt.Errorf("get %s: %w", key, ErrNotFound)
+	} else if err != nil {
+		return nil, Object{}, fmt.Errorf("get %s: %w", key, fsErr(err))
+	}
+	st, err := statFile(f)
+	if err == nil && !st.regular {
+		err = ErrNotFound // a directory of other keys
+	}
+	if err != nil {
+		f.Close()
+		return nil, Object{}, fmt.Errorf("get %s: %w", key, err)
+	}
+	return f, Object{Key: key, Size: st.size, Modified: st.mtime}, nil
+}
+
+func (s *File) put(ctx context.Context, key string, src io.Reader, size int64, cond Cond) (Object, error) {
 	if err := ctxErr(ctx); err != nil {
 		return Object{}, err
 	}
@@ -207,7 +242,7 @@ func (s *File) Put(ctx context.Context, key string, data []byte, cond Cond) (Obj
 	case !missing(err):
 		return Object{}, fmt.Errorf("put %s: %w", key, fsErr(err))
 	}
-	o, err := s.write(key, p, data, prev)
+	o, err := s.write(key, p, src, size, prev)
 	if err != nil {
 		return Object{}, fmt.Errorf("put %s: %w", key, err)
 	}
@@ -217,7 +252,7 @@ func (s *File) Put(ctx context.Context, key string, data []byte, cond Cond) (Obj
 // write replaces p with data by rename. prev, when the key exists, is the
 // current file: the new file's change time is made to exceed it, so an
 // ETag never recurs along a key's history even if an inode is reused.
-func (s *File) write(key, p string, data []byte, prev *fileStat) (Object, error) {
+func (s *File) write(key, p string, src io.Reader, size int64, prev *fileStat) (Object, error) {
 	dir := filepath.Dir(p)
 	var tmp *os.File
 	for attempt := 0; ; attempt++ { // a concurrent Delete may prune dir
@@ -242,7 +277,11 @@ func (s *File) write(key, p string, data []byte, prev *fileStat) (Object, error)
 			os.Remove(tmp.Name())
 		}
 	}()
-	_, err := tmp.Write(data)
+	h := sha256.New()
+	n, err := io.Copy(io.MultiWriter(tmp, h), src)
+	if err == nil && n != size {
+		err = fmt.Errorf("%w: the source held %d bytes, not %d", io.ErrUnexpectedEOF, n, size)
+	}
 	if err == nil {
 		err = tmp.Chmod(0o644)
 	}
@@ -272,8 +311,7 @@ func (s *File) write(key, p string, data []byte, prev *fileStat) (Object, error)
 	if err != nil {
 		return Object{}, fmt.Errorf("%w: %w", ErrAmbiguous, err)
 	}
-	sum := sha256.Sum256(data)
-	return Object{Key: key, ETag: fileETag(sum[:], st), Size: int64(len(data)), Modified: st.mtime}, nil
+	return Object{Key: key, ETag: fileETag(h.Sum(nil), st), Size: size, Modified: st.mtime}, nil
 }
 
 // conflict explains a Put that the file system refused because key's path

@@ -214,10 +214,55 @@ func (s *S3) Head(ctx context.Context, key string) (Object, error) {
 }
 
 func (s *S3) Put(ctx context.Context, key string, data []byte, cond Cond) (Object, error) {
+	return s.putReader(ctx, key, bytes.NewReader(data), int64(len(data)), cond)
+}
+
+// maxSinglePut is the largest object S3 takes in one PUT.
+const maxSinglePut = 5 << 30
+
+// PutFrom is Put from a reader (Streamer). A conditional write must fit
+// one PUT; an unconditional one larger than that goes in parts.
+func (s *S3) PutFrom(ctx context.Context, key string, r io.ReaderAt, size int64, cond Cond) (Object, error) {
+	if size > maxSinglePut && cond.Kind != CondNone {
+		return Object{}, fmt.Errorf("put %s: %w: a conditional write of %d bytes exceeds one PUT", key, errNotSent, size)
+	}
+	return s.putReader(ctx, key, &sizedReader{exactly(r, size), size}, size, cond)
+}
+
+// sizedReader fails a read that ends before size bytes: a source shorter
+// than promised must not become a shorter object.
+type sizedReader struct {
+	io.ReadSeeker
+	size int64
+}
+
+func (r *sizedReader) Read(p []byte) (int, error) {
+	n, err := r.ReadSeeker.Read(p)
+	if err == io.EOF {
+		if pos, serr := r.Seek(0, io.SeekCurrent); serr == nil && pos < r.size {
+			err = io.ErrUnexpectedEOF
+		}
+	}
+	return n, err
+}
+
+// Open streams key's bytes (Streamer).
+func (s *S3) Open(ctx context.Context, key string) (io.ReadCloser, Object, error) {
+	if err := s.begin(ctx, key); err != nil {
+		return nil, Object{}, fmt.Errorf("get %s: %w", key, err)
+	}
+	body, info, _, err := s.read.GetObject(ctx, s.bucket, s.prefix+key, minio.GetObjectOptions{})
+	if err != nil {
+		return nil, Object{}, fmt.Errorf("get %s: %w", key, s3err(OpRead, Cond{}, err))
+	}
+	return body, s.object(key, info), nil
+}
+
+func (s *S3) putReader(ctx context.Context, key string, body io.ReadSeeker, size int64, cond Cond) (Object, error) {
 	if err := s.begin(ctx, key); err != nil {
 		return Object{}, fmt.Errorf("put %s: %w", key, err)
 	}
-	opts := minio.PutObjectOptions{DisableMultipart: true}
+	opts := minio.PutObjectOptions{DisableMultipart: size <= maxSinglePut}
 	switch cond.Kind {
 	case CondNone:
 	case CondIfAbsent:
@@ -232,7 +277,7 @@ func (s *S3) Put(ctx context.Context, key string, data []byte, cond Cond) (Objec
 	}
 	cs := new(callState)
 	info, err := s.put.PutObject(context.WithValue(ctx, callKey{}, cs), s.bucket, s.prefix+key,
-		bytes.NewReader(data), int64(len(data)), opts)
+		body, size, opts)
 	if err != nil {
 		if !cs.sent.Load() {
 			// minio-go failed before handing the request to net/http
@@ -243,7 +288,7 @@ func (s *S3) Put(ctx context.Context, key string, data []byte, cond Cond) (Objec
 	}
 	// A PUT response carries no Last-Modified; the local clock at the
 	// answer is the nearest we have without a second request.
-	return Object{Key: key, ETag: strings.Trim(info.ETag, `"`), Size: int64(len(data)), Modified: time.Now()}, nil
+	return Object{Key: key, ETag: strings.Trim(info.ETag, `"`), Size: size, Modified: time.Now()}, nil
 }
 
 func (s *S3) Delete(ctx context.Context, key string) error {

@@ -9,6 +9,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"sync"
 	"testing"
 	"time"
@@ -46,6 +47,7 @@ func Run(t *testing.T, open func(t *testing.T) bucket.Store, o Options) {
 		{"DeleteThenCreate", testDeleteThenCreate},
 		{"PrefixIsolation", testPrefixIsolation},
 		{"EmptyObject", testEmpty},
+		{"Streams", testStreams},
 		{"ListPagination", func(t *testing.T, s bucket.Store) { testPagination(t, s, o.ListKeys) }},
 	}
 	for _, tc := range tests {
@@ -369,5 +371,62 @@ func testPagination(t *testing.T, s bucket.Store, n int) {
 	last, err := s.List(ctx(t), "many/", all[n-2].Key, 0)
 	if err != nil || len(last.Objects) != 1 || last.Truncated {
 		t.Fatalf("last page: %+v, %v", last, err)
+	}
+}
+
+// shortReader holds fewer bytes than a writer is told.
+type shortReader struct{ data []byte }
+
+func (r shortReader) ReadAt(p []byte, off int64) (int, error) {
+	if off >= int64(len(r.data)) {
+		return 0, io.EOF
+	}
+	n := copy(p, r.data[off:])
+	if n < len(p) {
+		return n, io.EOF
+	}
+	return n, nil
+}
+
+// testStreams: PutStream and OpenStream move the same bytes as Put and
+// Get, honour conditions, and a source shorter than its size writes
+// nothing.
+func testStreams(t *testing.T, s bucket.Store) {
+	c := ctx(t)
+	data := make([]byte, 3<<20+17)
+	for i := range data {
+		data[i] = byte(i*7 + i>>11)
+	}
+	o, err := bucket.PutStream(c, s, "big", bytes.NewReader(data), int64(len(data)), bucket.IfAbsent())
+	if err != nil {
+		t.Fatalf("PutStream: %v", err)
+	}
+	if o.Size != int64(len(data)) {
+		t.Fatalf("PutStream reported size %d, want %d", o.Size, len(data))
+	}
+	wantContent(t, s, "big", data)
+	rc, info, err := bucket.OpenStream(c, s, "big")
+	if err != nil {
+		t.Fatalf("OpenStream: %v", err)
+	}
+	got, err := io.ReadAll(rc)
+	rc.Close()
+	if err != nil || !bytes.Equal(got, data) || info.Size != int64(len(data)) {
+		t.Fatalf("OpenStream read %d bytes (size %d), err %v; want the %d written", len(got), info.Size, err, len(data))
+	}
+	_, err = bucket.PutStream(c, s, "big", bytes.NewReader(data[:10]), 10, bucket.IfAbsent())
+	wantRejected(t, err, "PutStream if absent over an existing key")
+	if _, err := bucket.PutStream(c, s, "big", bytes.NewReader(data[:10]), 10, bucket.IfMatch(o.ETag)); err != nil {
+		t.Fatalf("PutStream if match: %v", err)
+	}
+	wantContent(t, s, "big", data[:10])
+	if _, err := bucket.PutStream(c, s, "short", shortReader{data[:100]}, 200, bucket.Cond{}); err == nil {
+		t.Fatal("PutStream of a source shorter than its size succeeded")
+	}
+	if _, _, err := s.Get(c, "short"); !errors.Is(err, bucket.ErrNotFound) {
+		t.Fatalf("after a short PutStream: Get = %v, want ErrNotFound", err)
+	}
+	if _, _, err := bucket.OpenStream(c, s, "missing"); !errors.Is(err, bucket.ErrNotFound) {
+		t.Fatalf("OpenStream of a missing key = %v, want ErrNotFound", err)
 	}
 }
