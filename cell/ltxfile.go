@@ -33,9 +33,17 @@ func LTXKey(cell string, epoch, minTXID, maxTXID uint64) string {
 // file that changed under the replicator is an error, not a bad upload.
 func encodeBatch(b *batch, pageSize uint32, wal *walFollower, dbf *os.File) ([]byte, error) {
 	var buf bytes.Buffer
-	pe, err := getEncoder(&buf)
-	if err != nil {
+	if err := encodeBatchTo(&buf, b, pageSize, wal, dbf); err != nil {
 		return nil, err
+	}
+	return buf.Bytes(), nil
+}
+
+// encodeBatchTo is encodeBatch writing to w.
+func encodeBatchTo(w io.Writer, b *batch, pageSize uint32, wal *walFollower, dbf *os.File) error {
+	pe, err := getEncoder(w)
+	if err != nil {
+		return err
 	}
 	defer putEncoder(pe)
 	enc := &pe.enc
@@ -51,7 +59,7 @@ func encodeBatch(b *batch, pageSize uint32, wal *walFollower, dbf *os.File) ([]b
 		hdr.PreApplyChecksum = b.pre
 	}
 	if err := enc.EncodeHeader(hdr); err != nil {
-		return nil, fmt.Errorf("encode header: %w", err)
+		return fmt.Errorf("encode header: %w", err)
 	}
 	page := make([]byte, pageSize)
 	h := ltx.NewHasher()
@@ -82,11 +90,11 @@ func encodeBatch(b *batch, pageSize uint32, wal *walFollower, dbf *os.File) ([]b
 				continue
 			}
 			if err := put(pgno); err != nil {
-				return nil, err
+				return err
 			}
 		}
 		if got := ltx.ChecksumFlag | acc; got != b.post {
-			return nil, fmt.Errorf("snapshot pages have checksum %s, captured state %s", got, b.post)
+			return fmt.Errorf("snapshot pages have checksum %s, captured state %s", got, b.post)
 		}
 	} else {
 		pgnos := make([]uint32, 0, len(b.pages)+len(b.file))
@@ -103,15 +111,15 @@ func encodeBatch(b *batch, pageSize uint32, wal *walFollower, dbf *os.File) ([]b
 		slices.Sort(pgnos)
 		for _, pgno := range pgnos {
 			if err := put(pgno); err != nil {
-				return nil, err
+				return err
 			}
 		}
 	}
 	enc.SetPostApplyChecksum(b.post)
 	if err := enc.Close(); err != nil {
-		return nil, fmt.Errorf("finish ltx: %w", err)
+		return fmt.Errorf("finish ltx: %w", err)
 	}
-	return buf.Bytes(), nil
+	return nil
 }
 
 // pooledEncoder is an LTX encoder that can be used again. ltx.Encoder has
@@ -168,8 +176,8 @@ var errBadLTX = errors.New("bad ltx object")
 // state is st: it checks the file's own checksum, that its TXIDs are the
 // ones in its name, that it starts from st's checksum (or is a snapshot),
 // and that st then has the post-apply checksum the file promises.
-func applyLTX(seg segment, data []byte, f *os.File, st *dbState) error {
-	dec := ltx.NewDecoder(bytes.NewReader(data))
+func applyLTX(seg segment, src io.Reader, f *os.File, st *dbState) error {
+	dec := ltx.NewDecoder(src)
 	dec.SetRetainPageIndex(false)
 	if err := dec.DecodeHeader(); err != nil {
 		return fmt.Errorf("%w: decode header: %w", errBadLTX, err)

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"maps"
 	"os"
+	"path/filepath"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -208,6 +209,11 @@ func NewReplicator(db *DB, cfg ReplicatorConfig) (*Replicator, error) {
 	dbf, err := os.Open(db.path)
 	if err != nil {
 		return nil, fmt.Errorf("start replicator: %w", err)
+	}
+	if stale, _ := filepath.Glob(db.path + uploadTemp + "*"); len(stale) > 0 {
+		for _, p := range stale {
+			os.Remove(p) // left by a process that died mid-upload
+		}
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	r := &Replicator{

@@ -1,10 +1,12 @@
 package cell
 
 import (
+	"bufio"
 	"cmp"
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"maps"
 	"os"
 	"path/filepath"
@@ -327,22 +329,24 @@ func gapError[T any](segs []segment, reach map[uint64]T, end uint64) error {
 // one being applied.
 type chainFetch struct {
 	ctx     context.Context
-	stop    context.CancelFunc
+	cancel  context.CancelFunc
 	store   bucket.Store
 	chain   []segment
 	mu      sync.Mutex
 	results []chan fetched
+	taken   int // results handed to get
 }
 
+// fetched is one object of the chain, open for reading.
 type fetched struct {
-	data []byte
+	body io.ReadCloser
 	err  error
 }
 
 // newChainFetch starts reading the first objects of chain.
 func newChainFetch(ctx context.Context, store bucket.Store, chain []segment) *chainFetch {
 	ctx, cancel := context.WithCancel(ctx)
-	f := &chainFetch{ctx: ctx, stop: cancel, store: store, chain: chain}
+	f := &chainFetch{ctx: ctx, cancel: cancel, store: store, chain: chain}
 	f.ahead(restoreWindow)
 	return f
 }
@@ -355,21 +359,51 @@ func (f *chainFetch) ahead(n int) {
 		ch := make(chan fetched, 1)
 		f.results = append(f.results, ch)
 		go func() {
-			data, _, err := f.store.Get(f.ctx, f.chain[i].key)
-			ch <- fetched{data, err}
+			body, _, err := bucket.OpenStream(f.ctx, f.store, f.chain[i].key)
+			ch <- fetched{body, err}
 		}()
 	}
 }
 
-// get waits for object i and starts the next read.
+// stop ends the reads, and closes every object opened but not taken.
+func (f *chainFetch) stop() {
+	f.cancel()
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for _, ch := range f.results[f.taken:] {
+		go func() {
+			if r := <-ch; r.body != nil {
+				r.body.Close()
+			}
+		}()
+	}
+	f.taken = len(f.results)
+}
+
+// get waits for object i (taken in order) and starts the next read.
 func (f *chainFetch) get(i int) fetched {
 	f.ahead(i + 1)
 	f.mu.Lock()
 	ch := f.results[i]
+	f.taken = i + 1
 	f.mu.Unlock()
 	r := <-ch
 	f.ahead(i + 1 + restoreWindow)
 	return r
+}
+
+// readErr remembers the first error of r other than io.EOF.
+type readErr struct {
+	r   io.Reader
+	err error
+}
+
+func (r *readErr) Read(p []byte) (int, error) {
+	n, err := r.r.Read(p)
+	if err != nil && err != io.EOF && r.err == nil {
+		r.err = err
+	}
+	return n, err
 }
 
 // applyChain applies chain, read through f, in order to file w.
@@ -386,7 +420,15 @@ func applyChain(ctx context.Context, chain []segment, f *chainFetch, w *os.File)
 			}
 			return st, fmt.Errorf("read %s: %w", seg.key, r.err)
 		}
-		if err := applyLTX(seg, r.data, w, &st); err != nil {
+		body := &readErr{r: r.body}
+		err := applyLTX(seg, bufio.NewReaderSize(body, 256<<10), w, &st)
+		r.body.Close()
+		if body.err != nil {
+			// The object could not be read to its end: not a broken
+			// history.
+			return st, fmt.Errorf("read %s: %w", seg.key, body.err)
+		}
+		if err != nil {
 			if errors.Is(err, errBadLTX) {
 				err = fmt.Errorf("%w: %w", ErrBrokenHistory, err)
 			}

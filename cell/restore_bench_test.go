@@ -6,8 +6,11 @@ import (
 	mrand "math/rand/v2"
 	"os"
 	"path/filepath"
+	"runtime"
+	"runtime/metrics"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -44,6 +47,7 @@ func BenchmarkRestore100MB_MinIO(b *testing.B) {
 	)
 
 	// Build the cell.
+	peakBuild := heapPeak()
 	t0 := time.Now()
 	src := filepath.Join(b.TempDir(), "source.sqlite")
 	db, err := Open(src)
@@ -96,6 +100,7 @@ func BenchmarkRestore100MB_MinIO(b *testing.B) {
 		b.Fatal(err)
 	}
 	build := time.Since(t0)
+	buildHeap := peakBuild()
 	srcSize := benchFileSize(b, src)
 
 	// What a restore reads: the chain it plans, and what the bucket holds.
@@ -128,6 +133,7 @@ func BenchmarkRestore100MB_MinIO(b *testing.B) {
 	var times []time.Duration
 	var info RestoreInfo
 	var restored string
+	peakRestore := heapPeak()
 	b.ResetTimer()
 	for i := range samples {
 		path := filepath.Join(dir, fmt.Sprintf("restored-%d.sqlite", i))
@@ -143,6 +149,7 @@ func BenchmarkRestore100MB_MinIO(b *testing.B) {
 		restored = path
 	}
 	b.StopTimer()
+	restoreHeap := peakRestore()
 
 	// The restore is the cell that was written.
 	out, err := Open(restored)
@@ -169,12 +176,16 @@ func BenchmarkRestore100MB_MinIO(b *testing.B) {
 	b.ReportMetric(med.Seconds(), "restore_s")
 	b.ReportMetric(mbps, "MB/s")
 	b.ReportMetric(float64(info.Objects), "objects")
+	b.ReportMetric(float64(restoreHeap)/1e6, "restore_heap_peak_MB")
+	b.ReportMetric(float64(buildHeap)/1e6, "build_heap_peak_MB")
 
 	var t strings.Builder
 	fmt.Fprintf(&t, "built %d rows (%d B file, %d transactions) in %v; replicator: %d segments, %d snapshots, %d B uploaded, %d retries\n",
 		rows, srcSize, stats.Captured, build.Round(time.Millisecond), stats.Segments, stats.Snapshots, stats.Bytes, stats.Retries)
 	fmt.Fprintf(&t, "bucket: %d LTX objects, %d B; restore chain: %d objects, %d B (%d snapshot of %d B, %d segments)\n",
 		len(objs), stored, len(chain), chainBytes, snaps, snapBytes, len(chain)-snaps)
+	fmt.Fprintf(&t, "peak Go heap above the start: %.1f MB while building (snapshots streamed from temporary files), %.1f MB while restoring (objects streamed)\n",
+		float64(buildHeap)/1e6, float64(restoreHeap)/1e6)
 	fmt.Fprintf(&t, "restores (s):")
 	for _, d := range times {
 		fmt.Fprintf(&t, " %.3f", d.Seconds())
@@ -190,4 +201,42 @@ func benchFileSize(t testing.TB, path string) int64 {
 		t.Fatal(err)
 	}
 	return fi.Size()
+}
+
+// heapPeak samples the Go heap every millisecond until the returned
+// function is called, which reports the peak above the heap at the start.
+func heapPeak() (stop func() uint64) {
+	sample := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
+	read := func() uint64 {
+		metrics.Read(sample)
+		return sample[0].Value.Uint64()
+	}
+	runtime.GC()
+	base := read()
+	var peak atomic.Uint64
+	done := make(chan struct{})
+	finished := make(chan struct{})
+	go func() {
+		defer close(finished)
+		t := time.NewTicker(time.Millisecond)
+		defer t.Stop()
+		for {
+			if v := read(); v > peak.Load() {
+				peak.Store(v)
+			}
+			select {
+			case <-done:
+				return
+			case <-t.C:
+			}
+		}
+	}()
+	return func() uint64 {
+		close(done)
+		<-finished
+		if p := peak.Load(); p > base {
+			return p - base
+		}
+		return 0
+	}
 }

@@ -1,9 +1,13 @@
 package cell
 
 import (
+	"bufio"
 	"errors"
 	"fmt"
+	"io"
 	"maps"
+	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/celldgo/celld/bucket"
@@ -12,6 +16,78 @@ import (
 // The upload side of replication: the uploader goroutine that ships
 // batches in TXID order, snapshots written beside it, and the bookkeeping
 // of what is durable.
+
+// StreamBytes is the size (in pages captured) past which an LTX file is
+// encoded to a temporary file beside the database and streamed to the
+// bucket, so that a snapshot of a large database is never in memory
+// whole. Smaller ones are encoded in memory and sent with one Put.
+const StreamBytes = 8 << 20
+
+// uploadTemp names the temporary files of StreamBytes uploads (beside the
+// database; NewReplicator removes any a crash left).
+const uploadTemp = ".upload-"
+
+// encode encodes b and returns how to upload it, its size, and what to do
+// once done with it. An error is one of encoding (the local state is not
+// what was captured); a temporary file that cannot be written means
+// encoding in memory instead.
+func (r *Replicator) encode(b *batch) (put func(key string) error, size int64, cleanup func(), err error) {
+	pages := int64(len(b.pages) + len(b.file))
+	if b.full {
+		pages = int64(b.commit)
+	}
+	if pages*int64(r.state.pageSize) > StreamBytes {
+		f, err := os.CreateTemp(filepath.Dir(r.db.path), filepath.Base(r.db.path)+uploadTemp+"*")
+		if err == nil {
+			remove := func() { f.Close(); os.Remove(f.Name()) }
+			fw := &writeErr{w: f}
+			bw := bufio.NewWriterSize(fw, 1<<20)
+			err = encodeBatchTo(bw, b, r.state.pageSize, r.wal, r.dbf)
+			if err != nil && fw.err == nil {
+				remove()
+				return nil, 0, nil, err
+			}
+			var fi os.FileInfo
+			if err = bw.Flush(); err == nil {
+				fi, err = f.Stat()
+			}
+			if err == nil {
+				size := fi.Size()
+				put := func(key string) error {
+					_, err := bucket.PutStream(r.ctx, r.cfg.Store, key, f, size, bucket.Cond{})
+					return err
+				}
+				return put, size, remove, nil
+			}
+			remove()
+		}
+		r.log.Warn("stream ltx: temporary file failed; encoding in memory", "err", err)
+	}
+	data, err := encodeBatch(b, r.state.pageSize, r.wal, r.dbf)
+	if err != nil {
+		return nil, 0, nil, err
+	}
+	put = func(key string) error {
+		_, err := r.cfg.Store.Put(r.ctx, key, data, bucket.Cond{})
+		return err
+	}
+	return put, int64(len(data)), func() {}, nil
+}
+
+// writeErr remembers the first error of w: an encoding that failed because
+// its temporary file could not be written is not an encoding error.
+type writeErr struct {
+	w   io.Writer
+	err error
+}
+
+func (w *writeErr) Write(p []byte) (int, error) {
+	n, err := w.w.Write(p)
+	if err != nil && w.err == nil {
+		w.err = err
+	}
+	return n, err
+}
 
 // startSnapshot begins writing a snapshot at the last captured TXID and
 // returns it, or nil when one is in flight, nothing was captured since the
@@ -142,21 +218,22 @@ func (r *Replicator) fail(err error) {
 // state is not what was captured); an upload is retried until it succeeds
 // or the replicator closes.
 func (r *Replicator) ship(b *batch) error {
-	data, err := encodeBatch(b, r.state.pageSize, r.wal, r.dbf)
+	put, size, cleanup, err := r.encode(b)
 	if err != nil {
 		err = fmt.Errorf("encode ltx %d-%d: %w", b.min, b.max, err)
 		r.fail(err)
 		return err
 	}
+	defer cleanup()
 	key := LTXKey(r.cfg.Cell, r.cfg.Epoch, b.min, b.max)
 	backoff := 50 * time.Millisecond
 	for {
-		_, err := r.cfg.Store.Put(r.ctx, key, data, bucket.Cond{})
+		err := put(key)
 		if err == nil {
 			r.mu.Lock()
-			r.stats.Bytes += int64(len(data))
+			r.stats.Bytes += size
 			r.mu.Unlock()
-			r.log.Debug("ltx uploaded", "key", key, "bytes", len(data))
+			r.log.Debug("ltx uploaded", "key", key, "bytes", size)
 			return nil
 		}
 		if errors.Is(err, bucket.ErrInvalidKey) {
