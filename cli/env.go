@@ -32,7 +32,7 @@ var envVars = []envVar{
 	{Name: "CELLD_WATCH", Default: ".celld/state", Meaning: "directory of the resident cells' SQLite files"},
 	{Name: "CELLD_IDLE_EVICT_S", Default: "300", Meaning: "stop and release a cell idle this many seconds", Min: 1, Max: 86400},
 	{Name: "CELLD_MAX_RESIDENT_CELLS", Default: "0", Meaning: "refuse new activations (503) beyond this many resident cells; 0 = no limit", Min: 0, Max: 10000000},
-	{Name: "CELLD_LTX_RETENTION_SECS", Default: "0", Meaning: "delete a cell's LTX history below its newest snapshot once older than this (when it stops, and periodically while resident); 0 = keep all", Min: 0, Max: 315360000},
+	{Name: "CELLD_LTX_RETENTION_SECS", Default: "0", Meaning: "delete a cell's LTX history below its newest snapshot once older than this (when it stops, and periodically while resident, also what newer objects cover in its current epoch); 0 = keep all", Min: 0, Max: 315360000},
 	{Name: "CELLD_HIBERNATE_S", Default: "10", Meaning: "a Durable Object idle this many seconds drops its JS isolate (memory) but stays resident; its next event re-runs the constructor; 0 = never", Min: 0, Max: 86400},
 	{Name: "CELLD_GC_HEAP_MIN_MB", Default: "64", Meaning: "the garbage collector lets the heap grow to at least this many MB between cycles (GOGC 200 above it); 0 = GOGC 200 alone; ignored when GOGC is set", Min: 0, Max: 65536},
 	{Name: "CELLD_RELEASES", Default: "128", Meaning: "cell releases in flight at most during a drain", Min: 1, Max: 100000},

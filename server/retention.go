@@ -10,7 +10,8 @@ import (
 // With CELLD_LTX_RETENTION_SECS set, a cell's LTX history below its newest
 // snapshot is deleted when the cell stops (objects.stopOne) and also, for
 // cells that stay resident for long, periodically: a cell that never
-// stops still sheds the epochs no restore needs.
+// stops still sheds the epochs no restore needs, and, within its current
+// epoch, every object another one covers (cell.PruneEpoch).
 
 // retainEvery is how often resident cells are pruned: half the retention,
 // at least a minute, at most an hour. A variable for tests.
@@ -57,6 +58,15 @@ func (o *objects) retainResident(ctx context.Context) {
 			o.log.Warn("retire old LTX history", "cell", r.cell, "err", err)
 		case n > 0:
 			o.log.Debug("retired old LTX history", "cell", r.cell, "objects", n)
+		}
+		// A cell resident for long writes its history into one epoch:
+		// prune what is covered there too.
+		n, err = cell.PruneEpoch(ctx, o.store, r.cell, r.owner.Epoch, o.retention, time.Now(), confirm)
+		switch {
+		case err != nil:
+			o.log.Warn("prune LTX history of the current epoch", "cell", r.cell, "err", err)
+		case n > 0:
+			o.log.Debug("pruned LTX history of the current epoch", "cell", r.cell, "objects", n)
 		}
 	}
 }

@@ -12,7 +12,8 @@ import (
 )
 
 // A cell that stays resident still sheds the epochs below its newest
-// snapshot when retention is on, and restores elsewhere afterwards.
+// snapshot when retention is on, and what its live epoch's newer objects
+// cover, and restores elsewhere afterwards.
 func TestRetention_PrunesResidentCells(t *testing.T) {
 	ctx := context.Background()
 	mem := bucket.NewMem()
@@ -58,16 +59,18 @@ func TestRetention_PrunesResidentCells(t *testing.T) {
 	var after map[string]int
 	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(50 * time.Millisecond) {
 		after = epochs()
-		if after["e0000000000000001"] == 1 { // only the retired marker is left
+		// Only the retired marker is left of epoch 1; the live epoch keeps
+		// what a restore applies.
+		if after["e0000000000000001"] == 1 && after["e0000000000000002"] < before["e0000000000000002"] {
 			break
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("epoch 1 not pruned while resident: %d objects (before %d)", after["e0000000000000001"], before["e0000000000000001"])
+			t.Fatalf("not pruned while resident: epoch 1 %d objects (before %d), epoch 2 %d (before %d)",
+				after["e0000000000000001"], before["e0000000000000001"], after["e0000000000000002"], before["e0000000000000002"])
 		}
 	}
-	if after["e0000000000000002"] != before["e0000000000000002"] {
-		t.Errorf("the live epoch changed: %d -> %d objects", before["e0000000000000002"], after["e0000000000000002"])
-	}
+	t.Logf("pruned while resident: epoch 1 %d -> %d objects, live epoch 2 %d -> %d",
+		before["e0000000000000001"], after["e0000000000000001"], before["e0000000000000002"], after["e0000000000000002"])
 	// Still restorable from the bucket alone, with everything in it.
 	b.shutdown(t, "")
 	if err := b.wait(t, 10*time.Second); err != nil {
