@@ -127,8 +127,11 @@ func (r *Replicator) maybeMerge() *batch {
 	}
 	if 2*int64(n) >= int64(r.state.pages()) {
 		// The range rewrote half the database or more (a bulk load, say):
-		// a snapshot costs about as much and shortens the chain more.
-		return r.startSnapshot()
+		// a snapshot costs about as much and shortens the chain more. If
+		// one is uploading already, merge after all.
+		if s := r.startSnapshot(); s != nil {
+			return s
+		}
 	}
 	b := &batch{
 		min: lv.from, max: x, pre: lv.pre, post: r.state.checksum(), commit: r.state.pages(),

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	mrand "math/rand/v2"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -251,5 +252,60 @@ func TestCompaction_largeDatabaseStacksTopLevel(t *testing.T) {
 	t.Logf("%d writes after the load: %d snapshots, %d merges; restore %d objects", writes, st.Snapshots-before.Snapshots, st.Merges-before.Merges, info.Objects)
 	if st.Snapshots != before.Snapshots || info.Objects > chainBound(2)+top {
 		t.Errorf("stats %+v (before %+v), restore %d objects: want no snapshot and at most %d objects", st, before, info.Objects, chainBound(2)+top)
+	}
+}
+
+// A snapshot that takes long to upload does not stop merging: while it is
+// in flight and another is already due, merges keep the chain short.
+func TestCompaction_mergesWhileASnapshotUploads(t *testing.T) {
+	mem := bucket.NewMem()
+	slow := make(chan struct{})
+	mem.SetFaults(func(c bucket.Call) bucket.Fault {
+		if c.Method == "put" && strings.Contains(c.Key, "/0000000000000001-") && !strings.HasSuffix(c.Key, "-0000000000000001.ltx") {
+			<-slow // every snapshot after the first waits until the test is done
+		}
+		return bucket.Fault{}
+	})
+	db, r := replicated(t, mem, 1, RestoreInfo{})
+	t.Cleanup(func() { close(slow) })
+	rng := mrand.New(mrand.NewPCG(4, 4))
+	rows := loadBlobs(t, db, rng, 1<<20)
+	waitDurable(t, r)
+	for range 80 {
+		// About 20 pages a write: a snapshot is due every 16 writes.
+		err := db.Transaction(func() error {
+			for range 20 {
+				if _, err := db.Exec("UPDATE blobs SET n = n + 1 WHERE id = ?", rng.IntN(rows)); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		waitDurable(t, r)
+	}
+	// Let the merges finish (the snapshots cannot).
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		r.mu.Lock()
+		merging := r.merging
+		r.mu.Unlock()
+		if merging == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("merges still running")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	want := contents(t, db)
+	got, info := restored(t, mem)
+	sameContents(t, contents(t, got), want)
+	st := r.Stats()
+	t.Logf("80 writes with snapshots stuck: %d segments, %d merges; restore %d objects", st.Segments, st.Merges, info.Objects)
+	if info.Objects > chainBound(DefaultMergeSegments)+1 {
+		t.Errorf("restore applies %d objects while snapshots are stuck; want at most %d", info.Objects, chainBound(DefaultMergeSegments)+1)
 	}
 }

@@ -526,9 +526,10 @@ func (r *Replicator) afterCommit(walFrames int64) {
 	switch {
 	case r.inlineFits():
 		// Snapshots go out in place of segments (captureTxn).
-	case r.snapshotDue():
-		r.startSnapshot()
+	case r.snapshotDue() && r.startSnapshot() != nil:
 	default:
+		// No snapshot due, or one still uploading: merging keeps the
+		// chain short meanwhile (a large snapshot can take many commits).
 		r.maybeMerge()
 	}
 }
