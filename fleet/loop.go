@@ -311,18 +311,21 @@ func (n *Node) shutdown() {
 // every store we know); any other ETag is read and decoded.
 func (n *Node) Confirm(ctx context.Context, cell string, epoch uint64) error {
 	n.mu.Lock()
-	o := n.owners[cell]
+	etag := ""
+	if o := n.owners[cell]; o != nil && o.Epoch == epoch {
+		etag = o.etag
+	}
 	n.mu.Unlock()
-	if o != nil && o.Epoch == epoch && o.etag != "" {
+	if etag != "" {
 		obj, err := n.store.Head(ctx, core.OwnKey(cell))
 		switch {
-		case err == nil && obj.ETag == o.etag:
+		case err == nil && obj.ETag == etag:
 			return nil
 		case err != nil && !errors.Is(err, bucket.ErrNotFound):
 			return fmt.Errorf("confirm ownership of %s: %w", cell, err)
 		}
 	}
-	data, _, err := n.store.Get(ctx, core.OwnKey(cell))
+	data, obj, err := n.store.Get(ctx, core.OwnKey(cell))
 	if err != nil {
 		return fmt.Errorf("confirm ownership of %s: %w", cell, err)
 	}
@@ -334,5 +337,12 @@ func (n *Node) Confirm(ctx context.Context, cell string, epoch uint64) error {
 		n.post(core.Lost{Now: n.nowMS(), Cell: cell})
 		return fmt.Errorf("%w: %s is now held by %s at epoch %d (we had epoch %d)", ErrNotOwner, cell, own.Node, own.Epoch, epoch)
 	}
+	// Still ours under another ETag (rewritten, or a store whose HEAD
+	// reports ETags differently): the next confirmation compares with it.
+	n.mu.Lock()
+	if o := n.owners[cell]; o != nil && o.Epoch == epoch && obj.ETag != "" {
+		o.etag = obj.ETag
+	}
+	n.mu.Unlock()
 	return nil
 }

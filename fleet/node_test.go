@@ -313,6 +313,10 @@ func TestNode_ConfirmByETag(t *testing.T) {
 	if s.gets.Load() != g1+1 {
 		t.Fatalf("a changed ETag was not read: %d GETs", s.gets.Load()-g1)
 	}
+	// That ETag, read and found ours, is what the next HEAD compares with.
+	if err := n.Confirm(ctx, "C", o.Epoch); err != nil || s.gets.Load() != g1+1 {
+		t.Fatalf("confirm after adopting the rewritten record's ETag: %v, %d more GETs", err, s.gets.Load()-g1-1)
+	}
 	// The wrong epoch is never confirmed, whatever the ETag says.
 	if err := n.Confirm(ctx, "C", o.Epoch+1); err == nil {
 		t.Fatal("confirm of an epoch we never held succeeded")
