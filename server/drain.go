@@ -126,9 +126,12 @@ func (o *objects) cells() []api.Cell {
 	out := make([]api.Cell, 0, len(o.residents)+len(o.activating)+len(o.stopping))
 	now := time.Now()
 	for _, r := range o.residents {
+		st := r.repl.Stats()
 		out = append(out, api.Cell{Cell: r.cell, Phase: "owned", Epoch: r.owner.Epoch,
 			IdleMS: now.Sub(time.Unix(0, r.lastUsed.Load())).Milliseconds(), Inflight: int(r.inflight.Load()),
-			Hibernating: r.obj != nil && r.obj.Hibernating()})
+			Hibernating: r.obj != nil && r.obj.Hibernating(),
+			Replication: &api.Replication{CapturedTXID: st.Captured, DurableTXID: st.Durable, Segments: st.Segments,
+				Merges: st.Merges, Snapshots: st.Snapshots, Bytes: st.Bytes, Retries: st.Retries}})
 	}
 	for name := range o.activating {
 		out = append(out, api.Cell{Cell: name, Phase: "activating"})

@@ -42,7 +42,12 @@ func TestState_ShowsHibernation(t *testing.T) {
 	if status, body := fetchText(t, base+"/?name=h"); status != 200 || body != "2\n" {
 		t.Fatalf("after hibernation: %d %q", status, body)
 	}
-	if st := state(); st.Cells[0].Hibernating && st.Cells[0].IdleMS < 50 {
+	st := state()
+	if st.Cells[0].Hibernating && st.Cells[0].IdleMS < 50 {
 		t.Errorf("still hibernating right after a request: %+v", st.Cells[0])
+	}
+	// Its replication: both writes captured and in the bucket.
+	if rep := st.Cells[0].Replication; rep == nil || rep.DurableTXID != rep.CapturedTXID || rep.CapturedTXID < 2 || rep.Segments+rep.Snapshots < 2 || rep.Bytes == 0 {
+		t.Errorf("replication of a cell with two acknowledged writes: %+v", rep)
 	}
 }

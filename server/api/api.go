@@ -63,4 +63,20 @@ type Cell struct {
 	// Hibernating: an owned Durable Object that dropped its JS isolate
 	// while idle (CELLD_HIBERNATE_S); its next event rebuilds it.
 	Hibernating bool `json:"hibernating,omitempty"`
+	// Replication is an owned cell's replication to the bucket since it
+	// was activated.
+	Replication *Replication `json:"replication,omitempty"`
+}
+
+// Replication counts what an owned cell's replicator did this epoch.
+type Replication struct {
+	// CapturedTXID is the last committed transaction; DurableTXID the
+	// last one in the bucket. Outputs wait while they differ.
+	CapturedTXID uint64 `json:"captured_txid"`
+	DurableTXID  uint64 `json:"durable_txid"`
+	Segments     int    `json:"segments"`  // LTX segments uploaded
+	Merges       int    `json:"merges"`    // merged LTX files uploaded (compaction)
+	Snapshots    int    `json:"snapshots"` // full snapshots uploaded
+	Bytes        int64  `json:"bytes"`     // LTX bytes uploaded
+	Retries      int    `json:"retries"`   // uploads tried again after a failure
 }
