@@ -39,7 +39,12 @@ func state(node, addr string, occupied int, cells ...api.Cell) *api.State {
 }
 
 func counterCell(i int, phase string, epoch uint64) api.Cell {
-	return api.Cell{Cell: "Counter:" + strings.Repeat(string(rune('a'+i)), 64), Phase: phase, Epoch: epoch, IdleMS: int64(i) * 1_500, Inflight: i % 2}
+	c := api.Cell{Cell: "Counter:" + strings.Repeat(string(rune('a'+i)), 64), Phase: phase, Epoch: epoch, IdleMS: int64(i) * 1_500, Inflight: i % 2}
+	if phase == "owned" {
+		txid := uint64(100 * (i + 1))
+		c.Replication = &api.Replication{CapturedTXID: txid + uint64(i%3), DurableTXID: txid, Segments: 40 * i, Merges: 10 * i, Snapshots: 2, Bytes: int64(i+1) * 300_000}
+	}
+	return c
 }
 
 func draining(s *api.State, cells, released int) *api.State {

@@ -267,7 +267,7 @@ func (st styles) detail(s Snapshot, r NodeRow, width, budget int) []string {
 	if len(n.Cells) == 0 {
 		return append(out, "no resident cells")
 	}
-	const fixed = "  PHASE       EPOCH  IDLE      INFLIGHT"
+	const fixed = "  PHASE       EPOCH  IDLE      INFLIGHT  UNDURABLE    UPLOADED"
 	nameW := len("CELL")
 	for _, c := range n.Cells {
 		nameW = max(nameW, lipgloss.Width(c.Cell))
@@ -281,7 +281,14 @@ func (st styles) detail(s Snapshot, r NodeRow, width, budget int) []string {
 		shown = shown[:max(0, budget-1)]
 	}
 	for _, c := range shown {
-		out = append(out, fmt.Sprintf("%-*s  %-10s  %5d  %-8s  %8d", nameW, truncate(c.Cell, nameW), c.Phase, c.Epoch, fmtMS(c.IdleMS), c.Inflight))
+		// Replication: transactions not yet in the bucket, bytes of LTX
+		// uploaded this epoch.
+		lag, up := "-", "-"
+		if rep := c.Replication; rep != nil {
+			lag = fmt.Sprint(rep.CapturedTXID - min(rep.DurableTXID, rep.CapturedTXID))
+			up = fmtBytes(uint64(rep.Bytes))
+		}
+		out = append(out, fmt.Sprintf("%-*s  %-10s  %5d  %-8s  %8d  %9s  %10s", nameW, truncate(c.Cell, nameW), c.Phase, c.Epoch, fmtMS(c.IdleMS), c.Inflight, lag, up))
 	}
 	if more := len(n.Cells) - len(shown); more > 0 {
 		out = append(out, st.faint.Render(fmt.Sprintf("… %d more", more)))
