@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strconv"
 	"time"
+	"weak"
 
 	"github.com/dop251/goja"
 )
@@ -67,8 +68,8 @@ type jsState struct {
 	waiting       []*pendingFetch // requests started and not yet answered, oldest first
 	background    int             // waitUntil promises and Host.Async work still pending
 	rejected      []*goja.Promise
-	awaiting      []awaited // promises Go waits for (fetch.go)
-	goBodies      []*goBody // Go streams handed to JavaScript and not yet closed (stream_in.go)
+	awaiting      []awaited              // promises Go waits for (fetch.go)
+	goBodies      []weak.Pointer[goBody] // Go streams handed to JavaScript and not yet closed (stream_in.go)
 }
 
 // newIsolate builds an isolate: natives, prelude, env and the script's

@@ -4,8 +4,8 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"time"
 
@@ -13,14 +13,17 @@ import (
 )
 
 // outbound is the client for fetch() to the network. Connections are kept
-// alive across requests of every isolate.
+// alive across requests of every isolate. A response must begin within
+// five minutes; its body, streamed to the script, may take as long as the
+// script reads it (a dropped body is closed: stream_in.go).
 var outbound = &http.Client{
-	Timeout: 5 * time.Minute,
 	Transport: &http.Transport{
-		Proxy:               http.ProxyFromEnvironment,
-		MaxIdleConnsPerHost: 64,
-		IdleConnTimeout:     90 * time.Second,
-		TLSHandshakeTimeout: 10 * time.Second,
+		Proxy:                 http.ProxyFromEnvironment,
+		DialContext:           (&net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
+		MaxIdleConnsPerHost:   64,
+		IdleConnTimeout:       90 * time.Second,
+		TLSHandshakeTimeout:   10 * time.Second,
+		ResponseHeaderTimeout: 5 * time.Minute,
 	},
 }
 
@@ -40,9 +43,6 @@ func init() {
 		return nil
 	}
 }
-
-// maxFetchBody bounds a response body read into memory.
-const maxFetchBody = 100 << 20
 
 // registerFetchNatives adds httpFetch(method, url, flatHeaders, body|null,
 // redirect) -> Promise<outcome>, the network side of fetch().
@@ -109,17 +109,11 @@ func doOutbound(ctx context.Context, method, url string, header http.Header, bod
 	if err != nil {
 		return nil, "", err
 	}
-	defer resp.Body.Close()
-	data, err := io.ReadAll(io.LimitReader(resp.Body, maxFetchBody+1))
-	if err != nil {
-		return nil, "", err
-	}
-	if len(data) > maxFetchBody {
-		return nil, "", fmt.Errorf("response body larger than %d bytes", maxFetchBody)
-	}
 	status := resp.Status
 	if len(status) > 4 {
 		status = status[4:]
 	}
-	return &Response{Status: resp.StatusCode, StatusText: status, Header: resp.Header, Body: data}, resp.Request.URL.String(), nil
+	// The body streams into the script (a ReadableStream that pulls from
+	// it): a proxied download starts at once and is never held whole.
+	return &Response{Status: resp.StatusCode, StatusText: status, Header: resp.Header, Stream: resp.Body}, resp.Request.URL.String(), nil
 }

@@ -3,6 +3,10 @@ package worker
 import (
 	"errors"
 	"io"
+	"runtime"
+	"slices"
+	"sync"
+	"weak"
 
 	"github.com/dop251/goja"
 )
@@ -21,6 +25,7 @@ type goBody struct {
 	rc     io.ReadCloser
 	buf    []byte
 	closed bool // loop only
+	closer *onceCloser
 }
 
 // registerStreamNatives adds the natives behind a ReadableStream fed by
@@ -63,11 +68,34 @@ func registerStreamNatives(set func(string, nativeFunc)) {
 }
 
 // newGoBody hands rc to JavaScript. Call it on the loop.
+//
+// The isolate keeps only a weak reference: a body the script dropped
+// without reading it to the end (a fetch() whose status was all it
+// wanted) is closed once the garbage collector finds it unreachable,
+// so a busy isolate that is never idle (when closeGoBodies runs) does not
+// pile up open connections.
 func (iso *isolate) newGoBody(rc io.ReadCloser) *goBody {
 	b := &goBody{iso: iso, rc: rc}
-	iso.goBodies = append(iso.goBodies, b)
+	live := iso.goBodies[:0]
+	for _, w := range iso.goBodies {
+		if w.Value() != nil {
+			live = append(live, w)
+		}
+	}
+	iso.goBodies = append(live, weak.Make(b))
+	b.closer = &onceCloser{rc: rc}
+	runtime.AddCleanup(b, (*onceCloser).close, b.closer)
 	return b
 }
+
+// onceCloser closes a stream once, whether the script's reading ended it
+// or the garbage collector found its body dropped.
+type onceCloser struct {
+	rc   io.ReadCloser
+	once sync.Once
+}
+
+func (c *onceCloser) close() { c.once.Do(func() { c.rc.Close() }) }
 
 // close closes the Go stream once. Call it on the loop.
 func (b *goBody) close() {
@@ -75,19 +103,22 @@ func (b *goBody) close() {
 		return
 	}
 	b.closed = true
-	for i, o := range b.iso.goBodies {
-		if o == b {
+	for i, w := range b.iso.goBodies {
+		if w.Value() == b {
 			b.iso.goBodies = append(b.iso.goBodies[:i], b.iso.goBodies[i+1:]...)
 			break
 		}
 	}
-	go b.rc.Close() // it may wait on another isolate's loop
+	go b.closer.close() // it may wait on another isolate's loop
 }
 
 // closeGoBodies closes every Go stream JavaScript still holds. Call it on
 // the loop.
 func (iso *isolate) closeGoBodies() {
-	for len(iso.goBodies) > 0 {
-		iso.goBodies[0].close()
+	for _, w := range slices.Clone(iso.goBodies) {
+		if b := w.Value(); b != nil {
+			b.close()
+		}
 	}
+	iso.goBodies = iso.goBodies[:0]
 }

@@ -458,9 +458,18 @@ internal.makeResponse = (status, statusText, flatHeaders, body, url = "", redire
   const source = body === null || body instanceof ReadableStream ? body : new Uint8Array(body);
   return makeResponse(status, statusText, internal.headersFrom(flatHeaders, "immutable"), newBody(source), url, redirected);
 };
-// goStream is a Go body (native.bodyRead) as a ReadableStream.
-internal.goStream = (handle) => new ReadableStream({
+// goStream is a Go body (native.bodyRead) as a ReadableStream; an abort
+// of signal (optional) errors it with the signal's reason and closes the
+// Go body.
+internal.goStream = (handle, signal = null) => new ReadableStream({
   type: "bytes",
+  start(c) {
+    if (!signal) return;
+    signal.addEventListener("abort", () => {
+      try { c.error(signal.reason); } catch {}
+      native.bodyCancel(handle);
+    }, { once: true });
+  },
   async pull(c) {
     const ab = await native.bodyRead(handle);
     if (ab === null) c.close();
@@ -560,7 +569,8 @@ internal.respond = (res) => {
 };
 
 // fetch() to the network: the request is read whole, sent by Go, and the
-// response arrives as an immutable-headers Response with its final URL.
+// response arrives as an immutable-headers Response with its final URL,
+// its body streamed as the network delivers it.
 internal.expose("fetch", async function fetch(input, init = undefined) {
   const req = input instanceof Request && init === undefined ? input : new Request(input, init);
   const signal = req.signal;
@@ -569,7 +579,8 @@ internal.expose("fetch", async function fetch(input, init = undefined) {
   const r = await native.httpFetch(req.method, req.url, internal.headersFlat(req.headers), body, req.redirect || "follow");
   if (signal && signal.aborted) throw signal.reason;
   if (!r.ok) throw new TypeError(r.error);
-  return internal.makeResponse(r.status, r.statusText, r.headers, r.body, r.url, r.redirected);
+  const resBody = r.stream === undefined ? r.body : internal.goStream(r.stream, signal);
+  return internal.makeResponse(r.status, r.statusText, r.headers, resBody, r.url, r.redirected);
 });
 internal.expose("Request", Request);
 internal.expose("Response", Response);
