@@ -11,7 +11,10 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/minio/minio-go/v7/pkg/credentials"
+
 	"github.com/celldgo/celld/bucket"
+	"github.com/celldgo/celld/internal/miniotest"
 )
 
 // streamingFile is a File store that counts its streamed calls and can
@@ -109,5 +112,35 @@ func TestStreaming_staleTemporaryFileRemoved(t *testing.T) {
 	replicatedAt(t, path, bucket.NewMem(), 1, RestoreInfo{})
 	if _, err := os.Stat(stale); !errors.Is(err, os.ErrNotExist) {
 		t.Fatalf("stale %s: %v; want it removed", stale, err)
+	}
+}
+
+// The same against MinIO: the S3 store streams the snapshot up (a PUT
+// from the temporary file) and down (the decoder reads the GET's body).
+func TestStreaming_largeSnapshotMinIO(t *testing.T) {
+	srv := miniotest.Shared(t)
+	store, err := bucket.NewS3(bucket.S3Config{
+		Bucket:   srv.NewBucket(t),
+		Endpoint: srv.Endpoint,
+		Creds:    credentials.NewStaticV4(srv.AccessKey, srv.SecretKey, ""),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := bucket.Store(store).(bucket.Streamer); !ok {
+		t.Fatal("the S3 store does not stream")
+	}
+	db, r := replicated(t, store, 1, RestoreInfo{})
+	rng := mrand.New(mrand.NewPCG(2, 2))
+	rows := loadBlobs(t, db, rng, StreamBytes+1<<20)
+	if err := r.Snapshot(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	smallWrite(t, db, rng, rows, 1)
+	waitDurable(t, r)
+	got, info := restored(t, store)
+	sameContents(t, contents(t, got), contents(t, db))
+	if info.Objects < 2 || r.Stats().Bytes < StreamBytes {
+		t.Errorf("restore applied %d objects after %d bytes uploaded; want the streamed snapshot and the segment after it", info.Objects, r.Stats().Bytes)
 	}
 }
