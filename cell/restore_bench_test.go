@@ -29,15 +29,7 @@ import (
 // that is fsynced and renamed. It reports the median of max(b.N, 5)
 // restores. Run it with -benchtime 1x.
 func BenchmarkRestore100MB_MinIO(b *testing.B) {
-	srv := miniotest.Shared(b)
-	store, err := bucket.NewS3(bucket.S3Config{
-		Bucket:   srv.NewBucket(b),
-		Endpoint: srv.Endpoint,
-		Creds:    credentials.NewStaticV4(srv.AccessKey, srv.SecretKey, ""),
-	})
-	if err != nil {
-		b.Fatal(err)
-	}
+	store := minioStore(b)
 	ctx := context.Background()
 	const (
 		cellName = "Bench:restore-100mb"
@@ -239,4 +231,19 @@ func heapPeak() (stop func() uint64) {
 		}
 		return 0
 	}
+}
+
+// minioStore is an S3 store on a fresh bucket of the shared MinIO.
+func minioStore(tb testing.TB) *bucket.S3 {
+	tb.Helper()
+	srv := miniotest.Shared(tb)
+	store, err := bucket.NewS3(bucket.S3Config{
+		Bucket:   srv.NewBucket(tb),
+		Endpoint: srv.Endpoint,
+		Creds:    credentials.NewStaticV4(srv.AccessKey, srv.SecretKey, ""),
+	})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return store
 }

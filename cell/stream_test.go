@@ -11,10 +11,7 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"github.com/minio/minio-go/v7/pkg/credentials"
-
 	"github.com/celldgo/celld/bucket"
-	"github.com/celldgo/celld/internal/miniotest"
 )
 
 // streamingFile is a File store that counts its streamed calls and can
@@ -118,15 +115,7 @@ func TestStreaming_staleTemporaryFileRemoved(t *testing.T) {
 // The same against MinIO: the S3 store streams the snapshot up (a PUT
 // from the temporary file) and down (the decoder reads the GET's body).
 func TestStreaming_largeSnapshotMinIO(t *testing.T) {
-	srv := miniotest.Shared(t)
-	store, err := bucket.NewS3(bucket.S3Config{
-		Bucket:   srv.NewBucket(t),
-		Endpoint: srv.Endpoint,
-		Creds:    credentials.NewStaticV4(srv.AccessKey, srv.SecretKey, ""),
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	store := minioStore(t)
 	if _, ok := bucket.Store(store).(bucket.Streamer); !ok {
 		t.Fatal("the S3 store does not stream")
 	}
