@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	mrand "math/rand/v2"
+	"sync"
 	"testing"
 
 	"github.com/celldgo/celld/bucket"
@@ -241,4 +242,58 @@ func TestPlan_restoreLongHistory(t *testing.T) {
 	if counting.n > 150 || info.Objects > chainBound(DefaultMergeSegments) {
 		t.Errorf("restore made %d LISTs and applied %d objects", counting.n, info.Objects)
 	}
+}
+
+// The search relies on how a real S3 lists (byte order, startAfter at a
+// key that does not exist, one-key pages): on MinIO it plans what the
+// listing plans.
+func TestPlan_searchOnMinIO(t *testing.T) {
+	ctx := context.Background()
+	mem := bucket.NewMem()
+	h := &history{rng: mrand.New(mrand.NewPCG(11, 3)), mem: mem}
+	end := h.epoch(3, 0, 500, 4, 120)
+	end = h.epoch(5, end, 300, 4, 0)
+	h.epoch(6, end, 40, 2, 0) // a third epoch, restored from the second
+	store := minioStore(t)
+	keys := h.keys
+	var wg sync.WaitGroup
+	errs := make(chan error, len(keys))
+	sem := make(chan struct{}, 32)
+	for _, k := range keys {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			if _, err := store.Put(ctx, k, nil, bucket.Cond{}); err != nil {
+				errs <- err
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	if err := <-errs; err != nil {
+		t.Fatal(err)
+	}
+	objs, err := bucket.ListAll(ctx, store, LTXPrefix(testCell))
+	if err != nil || len(objs) != len(keys) {
+		t.Fatalf("listed %d of %d keys: %v", len(objs), len(keys), err)
+	}
+	segs, err := segmentsOf(LTXPrefix(testCell), objs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := planRestore(segs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &scanner{ctx: ctx, store: store, prefix: LTXPrefix(testCell)}
+	got, err := s.plan()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != len(want) || got[0].key != want[0].key || got[len(got)-1].key != want[len(want)-1].key {
+		t.Fatalf("MinIO: search planned %v, the listing %v", got, want)
+	}
+	t.Logf("%d objects on MinIO: the search planned the same %d-object chain with %d LISTs", len(objs), len(got), s.lists)
 }
