@@ -59,16 +59,16 @@ func (iso *isolate) unwatch(pf *pendingFetch) {
 // startFetch runs on the loop: it hands the request to the script and
 // arranges for the answer to reach ch as soon as the response is complete,
 // independent of any waitUntil work.
-func (iso *isolate) startFetch(req *Request, href string, ch chan<- fetchResult) goja.Value {
+func (iso *isolate) startFetch(req *Request, href string, ch chan<- fetchResult, scope *eventScope) goja.Value {
 	pf := &pendingFetch{}
 	iso.waiting = append(iso.waiting, pf)
-	scope := &eventScope{}
 	defer iso.enter(scope)()
 	answer := func(resp *Response) {
 		if pf.answered {
 			return
 		}
 		pf.answered = true
+		scope.answered = true
 		iso.unwatch(pf)
 		if resp.Uncaught {
 			resp.Unavailable = scope.unavailable

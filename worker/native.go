@@ -41,7 +41,11 @@ func registerCoreNatives(set func(string, nativeFunc)) {
 	set("clearTimer", (*isolate).clearTimer)
 	// background(+1|-1) counts ctx.waitUntil promises still pending.
 	set("background", func(iso *isolate, call goja.FunctionCall) goja.Value {
-		iso.background += int(call.Argument(0).ToInteger())
+		n := int(call.Argument(0).ToInteger())
+		iso.background += n
+		if iso.scope != nil {
+			iso.scope.waits += n // the request's own (scope.go)
+		}
 		return goja.Undefined()
 	})
 	set("detach", func(iso *isolate, call goja.FunctionCall) goja.Value {

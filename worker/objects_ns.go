@@ -215,10 +215,10 @@ func registerObjectNatives(set func(string, nativeFunc)) {
 	// DataCloneError when args cannot be serialized.
 	set("doCall", func(iso *isolate, call goja.FunctionCall) goja.Value {
 		class, id := call.Argument(0).String(), call.Argument(1).String()
-		ctx := iso.eventContext(call.Argument(2))
 		method := call.Argument(3).String()
 		args := iso.codec.serialize(call.Argument(4))
 		scope := iso.scope
+		ctx, settle := scope.rpcContext(iso.eventContext(call.Argument(2)))
 		return iso.spawn(func() func(resolve, reject func(goja.Value)) {
 			var res []byte
 			err := iso.deliver(ctx, class, id, func(h ObjectHandle) (err error) {
@@ -226,6 +226,7 @@ func registerObjectNatives(set func(string, nativeFunc)) {
 				return err
 			})
 			return func(resolve, reject func(goja.Value)) {
+				settle()
 				if err != nil {
 					scope.noteRefusal(err)
 					reject(iso.rebuild(err))

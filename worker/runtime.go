@@ -270,7 +270,8 @@ func (r *Runtime) Fetch(ctx context.Context, req *Request) (*Response, error) {
 	defer r.load[i].Add(-1)
 	ch := make(chan fetchResult, 1)
 	var jsReq goja.Value // set on the loop, read only there
-	if !iso.post(func() { jsReq = iso.startFetch(req, href, ch) }) {
+	scope := &eventScope{}
+	if !iso.post(func() { jsReq = iso.startFetch(req, href, ch, scope) }) {
 		return nil, ErrClosed
 	}
 	select {
@@ -278,8 +279,13 @@ func (r *Runtime) Fetch(ctx context.Context, req *Request) (*Response, error) {
 		return res.resp, res.err
 	case <-ctx.Done():
 		// The handler may go on (it can be waiting on anything); its
-		// request.signal tells it nobody is listening any more.
-		iso.post(func() { iso.abortRequest(jsReq) })
+		// request.signal tells it nobody is listening any more, and its
+		// Durable Object calls in flight end (unless it asked for
+		// waitUntil work).
+		iso.post(func() {
+			iso.abortRequest(jsReq)
+			scope.clientGone()
+		})
 		return nil, fmt.Errorf("fetch %s: %w", req.URL, context.Cause(ctx))
 	case <-r.stop:
 		return nil, ErrClosed

@@ -1,6 +1,9 @@
 package worker
 
-import "errors"
+import (
+	"context"
+	"errors"
+)
 
 // An event scope follows one request through the script's asynchronous
 // code, so that what its Durable Object calls meet can be told apart from
@@ -12,6 +15,54 @@ import "errors"
 // runs. Loop-confined.
 type eventScope struct {
 	unavailable error // the first ErrUnavailable refusal of a call it made
+
+	// calls ends the request's Durable Object RPC calls in flight; each
+	// runs under its own context, released when it settles.
+	calls    map[*context.CancelCauseFunc]struct{}
+	waits    int  // ctx.waitUntil promises it registered, still pending
+	answered bool // its response is complete
+	gone     bool // its client went away before the response
+}
+
+// errClientGone ends the Durable Object calls of a request whose client
+// went away before its response.
+var errClientGone = errors.New("the client disconnected before the response")
+
+// rpcContext is the context of a Durable Object RPC call made by code in
+// scope s (nil: code outside any request), derived from base; settle must
+// be called on the loop once the call settled.
+func (s *eventScope) rpcContext(base context.Context) (ctx context.Context, settle func()) {
+	if s == nil {
+		return base, func() {}
+	}
+	ctx, cancel := context.WithCancelCause(base)
+	if s.gone {
+		cancel(errClientGone)
+		return ctx, func() {}
+	}
+	if s.calls == nil {
+		s.calls = map[*context.CancelCauseFunc]struct{}{}
+	}
+	s.calls[&cancel] = struct{}{}
+	return ctx, func() {
+		delete(s.calls, &cancel)
+		cancel(nil)
+	}
+}
+
+// clientGone ends the RPC calls of a request whose client went away
+// before its response — unless the request handed work to ctx.waitUntil,
+// which goes on without the client, as on Workers. (Calls whose answer
+// streams, fetch() and a stub's fetch(), are left to run: their bodies
+// are cancelled when the script stops reading them.)
+func (s *eventScope) clientGone() {
+	if s == nil || s.answered || s.waits > 0 {
+		return
+	}
+	s.gone = true
+	for c := range s.calls {
+		(*c)(errClientGone)
+	}
 }
 
 // scopeTracker is goja's AsyncContextTracker for an isolate.
