@@ -61,12 +61,14 @@ func registerFetchNatives(set func(string, nativeFunc)) {
 			body = append([]byte{}, iso.bytesArg(b)...)
 		}
 		redirect := call.Argument(4).String()
-		ctx := context.WithValue(iso.ctx, redirectModeKey{}, redirect)
+		cctx, settle := iso.scope.callContext(iso.ctx)
+		ctx := context.WithValue(cctx, redirectModeKey{}, redirect)
 		host := &Host{iso: iso}
 		gate, obj := iso.rt.cfg.OutputGate, iso.obj
 		return host.Async(func() func(*goja.Runtime) (goja.Value, error) {
 			if gate != nil && obj != nil {
 				if err := gate(ctx, obj.class, obj.id); err != nil {
+					settle()
 					return func(vm *goja.Runtime) (goja.Value, error) {
 						out := vm.NewObject()
 						_ = out.Set("ok", false)
@@ -76,6 +78,11 @@ func registerFetchNatives(set func(string, nativeFunc)) {
 				}
 			}
 			resp, final, err := doOutbound(ctx, method, url, header, body)
+			if err != nil {
+				settle()
+			} else {
+				resp.Stream = &settleOnClose{ReadCloser: resp.Stream, settle: settle}
+			}
 			return func(vm *goja.Runtime) (goja.Value, error) {
 				if err != nil {
 					out := vm.NewObject()

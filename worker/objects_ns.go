@@ -218,7 +218,7 @@ func registerObjectNatives(set func(string, nativeFunc)) {
 		method := call.Argument(3).String()
 		args := iso.codec.serialize(call.Argument(4))
 		scope := iso.scope
-		ctx, settle := scope.rpcContext(iso.eventContext(call.Argument(2)))
+		ctx, settle := scope.callContext(iso.eventContext(call.Argument(2)))
 		return iso.spawn(func() func(resolve, reject func(goja.Value)) {
 			var res []byte
 			err := iso.deliver(ctx, class, id, func(h ObjectHandle) (err error) {
@@ -257,6 +257,7 @@ func registerObjectNatives(set func(string, nativeFunc)) {
 		}
 		host := &Host{iso: iso}
 		scope := iso.scope
+		ctx, settle := scope.callContext(ctx)
 		return host.Async(func() func(*goja.Runtime) (goja.Value, error) {
 			var resp *Response
 			err := iso.deliver(ctx, class, id, func(h ObjectHandle) (err error) {
@@ -269,6 +270,11 @@ func registerObjectNatives(set func(string, nativeFunc)) {
 						err = ex
 					}
 				}
+			}
+			if err != nil || resp.Stream == nil {
+				settle()
+			} else {
+				resp.Stream = &settleOnClose{ReadCloser: resp.Stream, settle: settle}
 			}
 			return func(vm *goja.Runtime) (goja.Value, error) {
 				if err != nil {

@@ -3,6 +3,8 @@ package worker
 import (
 	"context"
 	"errors"
+	"io"
+	"sync"
 )
 
 // An event scope follows one request through the script's asynchronous
@@ -16,8 +18,11 @@ import (
 type eventScope struct {
 	unavailable error // the first ErrUnavailable refusal of a call it made
 
-	// calls ends the request's Durable Object RPC calls in flight; each
-	// runs under its own context, released when it settles.
+	// calls ends the request's calls in flight (Durable Object calls,
+	// fetch()); each runs under its own context, released when it settles
+	// or, for an answer that streams, when its body is closed — from any
+	// goroutine, hence the lock.
+	mu       sync.Mutex
 	calls    map[*context.CancelCauseFunc]struct{}
 	waits    int  // ctx.waitUntil promises it registered, still pending
 	answered bool // its response is complete
@@ -28,10 +33,11 @@ type eventScope struct {
 // went away before its response.
 var errClientGone = errors.New("the client disconnected before the response")
 
-// rpcContext is the context of a Durable Object RPC call made by code in
-// scope s (nil: code outside any request), derived from base; settle must
-// be called on the loop once the call settled.
-func (s *eventScope) rpcContext(base context.Context) (ctx context.Context, settle func()) {
+// callContext is the context of a call made by code in scope s (nil:
+// code outside any request), derived from base. settle releases it once
+// the call settled (or its streamed answer was closed); it may be called
+// from any goroutine, more than once. Call callContext on the loop.
+func (s *eventScope) callContext(base context.Context) (ctx context.Context, settle func()) {
 	if s == nil {
 		return base, func() {}
 	}
@@ -40,29 +46,46 @@ func (s *eventScope) rpcContext(base context.Context) (ctx context.Context, sett
 		cancel(errClientGone)
 		return ctx, func() {}
 	}
+	s.mu.Lock()
 	if s.calls == nil {
 		s.calls = map[*context.CancelCauseFunc]struct{}{}
 	}
 	s.calls[&cancel] = struct{}{}
+	s.mu.Unlock()
 	return ctx, func() {
+		s.mu.Lock()
 		delete(s.calls, &cancel)
+		s.mu.Unlock()
 		cancel(nil)
 	}
 }
 
-// clientGone ends the RPC calls of a request whose client went away
-// before its response — unless the request handed work to ctx.waitUntil,
-// which goes on without the client, as on Workers. (Calls whose answer
-// streams, fetch() and a stub's fetch(), are left to run: their bodies
-// are cancelled when the script stops reading them.)
+// clientGone ends the calls of a request whose client went away before
+// its response — unless the request handed work to ctx.waitUntil, which
+// goes on without the client, as on Workers. Call it on the loop.
 func (s *eventScope) clientGone() {
 	if s == nil || s.answered || s.waits > 0 {
 		return
 	}
 	s.gone = true
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	for c := range s.calls {
 		(*c)(errClientGone)
 	}
+}
+
+// settleOnClose releases a call's context when its streamed answer is
+// closed.
+type settleOnClose struct {
+	io.ReadCloser
+	settle func()
+}
+
+func (r *settleOnClose) Close() error {
+	err := r.ReadCloser.Close()
+	r.settle()
+	return err
 }
 
 // scopeTracker is goja's AsyncContextTracker for an isolate.

@@ -3,6 +3,8 @@ package worker_test
 import (
 	"context"
 	"errors"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -74,5 +76,40 @@ module.exports.default = {
 	case cause := <-host.ended:
 		t.Fatalf("a request with waitUntil work had its call ended when the client left: %v", cause)
 	case <-time.After(500 * time.Millisecond):
+	}
+}
+
+// The same for fetch(): an origin still working on the request of a
+// client that left sees it cancelled.
+func TestRuntime_ClientGoneEndsFetch(t *testing.T) {
+	cancelled := make(chan struct{}, 1)
+	origin := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-r.Context().Done():
+			cancelled <- struct{}{}
+		case <-time.After(10 * time.Second):
+		}
+	}))
+	defer origin.Close()
+	rt := newRuntime(t, `
+module.exports.default = {
+  async fetch(request) {
+    const r = await fetch(new URL(request.url).searchParams.get("origin"));
+    return new Response(await r.text());
+  },
+};`, worker.Config{Logger: testLogger(t)})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		rt.Fetch(ctx, &worker.Request{Method: "GET", URL: "http://localhost/?origin=" + origin.URL})
+	}()
+	time.Sleep(100 * time.Millisecond)
+	cancel()
+	<-done
+	select {
+	case <-cancelled:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the origin request of a client that left still runs after 5s")
 	}
 }
