@@ -135,3 +135,39 @@ module.exports.default = {
 	}
 	waitClosed(3 * time.Second)
 }
+
+// A body past 128 MiB cannot be read whole (the script's memory is not
+// the node's), but streams through.
+func TestRuntime_OutboundFetchHugeBody(t *testing.T) {
+	const size = 129 << 20
+	origin := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		chunk := make([]byte, 1<<20)
+		for sent := 0; sent < size; sent += len(chunk) {
+			if _, err := w.Write(chunk); err != nil {
+				return
+			}
+		}
+	}))
+	defer origin.Close()
+	rt := newRuntime(t, `
+module.exports.default = {
+  async fetch(request) {
+    const u = new URL(request.url);
+    const r = await fetch(u.searchParams.get("origin"));
+    if (u.pathname === "/whole") {
+      try { await r.arrayBuffer(); return new Response("read whole"); }
+      catch (e) { return new Response(e.name + ": " + e.message); }
+    }
+    const reader = r.body.getReader();
+    let n = 0;
+    for (;;) { const { value, done } = await reader.read(); if (done) break; n += value.byteLength; }
+    return new Response(String(n));
+  },
+};`, worker.Config{})
+	if resp := fetch(t, rt, "GET", "/whole?origin="+origin.URL, nil); !strings.HasPrefix(string(resp.Body), "RangeError: celld: a body larger than 134217728 bytes") {
+		t.Fatalf("a 129 MiB body read whole: %q", resp.Body)
+	}
+	if resp := fetch(t, rt, "GET", "/stream?origin="+origin.URL, nil); string(resp.Body) != "135266304" {
+		t.Fatalf("a 129 MiB body streamed: %q", resp.Body)
+	}
+}

@@ -156,16 +156,28 @@ for (const [name, value] of Object.entries({
   DecompressionStream: unsupported("DecompressionStream"),
 })) internal.expose(name, value);
 
+// maxWholeBody bounds a body read whole (text(), arrayBuffer(), json()…):
+// a Worker's memory on Workers is 128 MiB, and here one script must not
+// take the node's. Larger bodies stream.
+const maxWholeBody = 128 << 20;
+
 // readAllBytes drains a body stream; every chunk must be bytes.
 internal.readAllBytes = async (stream) => {
   const reader = stream.getReader();
   const chunks = [];
+  let total = 0;
   for (;;) {
     const { value, done } = await reader.read();
     if (done) break;
     const u = internal.toU8(value);
     if (u === null) {
       const err = new TypeError("This ReadableStream did not return bytes.");
+      reader.cancel(err).catch(() => {});
+      throw err;
+    }
+    total += u.byteLength;
+    if (total > maxWholeBody) {
+      const err = new RangeError(`celld: a body larger than ${maxWholeBody} bytes cannot be read whole; read it as a stream (body.getReader())`);
       reader.cancel(err).catch(() => {});
       throw err;
     }
