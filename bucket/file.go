@@ -175,7 +175,7 @@ func (s *File) Put(ctx context.Context, key string, data []byte, cond Cond) (Obj
 
 // PutFrom is Put from a reader (Streamer).
 func (s *File) PutFrom(ctx context.Context, key string, r io.ReaderAt, size int64, cond Cond) (Object, error) {
-	return s.put(ctx, key, exactly(r, size), size, cond)
+	return s.put(ctx, key, io.NewSectionReader(r, 0, size), size, cond)
 }
 
 // Open streams key's bytes (Streamer).

@@ -226,7 +226,7 @@ func (s *S3) PutFrom(ctx context.Context, key string, r io.ReaderAt, size int64,
 	if size > maxSinglePut && cond.Kind != CondNone {
 		return Object{}, fmt.Errorf("put %s: %w: a conditional write of %d bytes exceeds one PUT", key, errNotSent, size)
 	}
-	return s.putReader(ctx, key, &sizedReader{exactly(r, size), size}, size, cond)
+	return s.putReader(ctx, key, &sizedReader{io.NewSectionReader(r, 0, size), size}, size, cond)
 }
 
 // sizedReader fails a read that ends before size bytes: a source shorter

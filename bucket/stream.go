@@ -61,9 +61,3 @@ func readAllAt(r io.ReaderAt, size int64) ([]byte, error) {
 	}
 	return nil, fmt.Errorf("read %d of %d bytes: %w", n, size, err)
 }
-
-// exactly reads the size bytes of r from offset 0, failing if it has
-// fewer (a short source must not become a short object).
-func exactly(r io.ReaderAt, size int64) io.ReadSeeker {
-	return io.NewSectionReader(r, 0, size)
-}

@@ -100,10 +100,10 @@ func (r *Replicator) levelsFull() bool {
 
 // maybeMerge starts the merge that is due, if any, after the commit just
 // captured. It runs on the cell's goroutine.
-func (r *Replicator) maybeMerge() *batch {
+func (r *Replicator) maybeMerge() {
 	f := r.cfg.MergeSegments
 	if f <= 0 || r.lv[0].runs < f {
-		return nil
+		return
 	}
 	// The highest level this merge completes a run of.
 	k := 0
@@ -119,7 +119,7 @@ func (r *Replicator) maybeMerge() *batch {
 	busy := r.merging >= maxMerging || r.err != nil || r.durable+1 < lv.from || lv.from < 2 || lv.from > x
 	r.mu.Unlock()
 	if busy {
-		return nil
+		return
 	}
 	n := 0
 	for i := 0; i <= k; i++ {
@@ -129,8 +129,8 @@ func (r *Replicator) maybeMerge() *batch {
 		// The range rewrote half the database or more (a bulk load, say):
 		// a snapshot costs about as much and shortens the chain more. If
 		// one is uploading already, merge after all.
-		if s := r.startSnapshot(); s != nil {
-			return s
+		if r.startSnapshot() != nil {
+			return
 		}
 	}
 	b := &batch{
@@ -168,5 +168,4 @@ func (r *Replicator) maybeMerge() *batch {
 	r.merging++
 	r.wg.Add(1)
 	go r.runSnapshot(b)
-	return b
 }

@@ -273,6 +273,10 @@ func (r *Replicator) chainUploaded(s segment) {
 		}
 		return
 	}
+	if n := len(r.chain); n > 0 && s.min == r.chain[n-1].max+1 {
+		r.chain = append(r.chain, s) // the next segment: the common case
+		return
+	}
 	for i := len(r.chain) - 1; i >= 0 && r.chain[i].max >= s.max; i-- {
 		if r.chain[i].min <= s.min {
 			return // covered by a merge that finished first

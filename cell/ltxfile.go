@@ -28,9 +28,10 @@ func LTXKey(cell string, epoch, minTXID, maxTXID uint64) string {
 // encodeBatch writes b as one LTX file. Pages come from the WAL frames b
 // names, and, for a full batch, from the database file for every other
 // page (for a merge, for the pages it names, each checked against the
-// checksum it had when the merge began). Each page read from the WAL is checked against the checksum taken
-// at capture, and a full batch against the database checksum, so a WAL or
-// file that changed under the replicator is an error, not a bad upload.
+// checksum it had when the merge began). Each page read from the WAL is
+// checked against the checksum taken at capture, and a full batch against
+// the database checksum, so a WAL or file that changed under the
+// replicator is an error, not a bad upload.
 func encodeBatch(b *batch, pageSize uint32, wal *walFollower, dbf *os.File) ([]byte, error) {
 	var buf bytes.Buffer
 	if err := encodeBatchTo(&buf, b, pageSize, wal, dbf); err != nil {

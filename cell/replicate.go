@@ -210,10 +210,9 @@ func NewReplicator(db *DB, cfg ReplicatorConfig) (*Replicator, error) {
 	if err != nil {
 		return nil, fmt.Errorf("start replicator: %w", err)
 	}
-	if stale, _ := filepath.Glob(db.path + uploadTemp + "*"); len(stale) > 0 {
-		for _, p := range stale {
-			os.Remove(p) // left by a process that died mid-upload
-		}
+	stale, _ := filepath.Glob(db.path + uploadTemp + "*")
+	for _, p := range stale {
+		os.Remove(p) // left by a process that died mid-upload
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	r := &Replicator{
@@ -435,8 +434,8 @@ func (r *Replicator) waitSnapshot(ctx context.Context, s *batch) error {
 // Close stops capturing, waits (within ctx) until everything captured is
 // durable, and stops the uploader. Compaction finishes first: a snapshot
 // in flight is awaited, and one is written if one is due (or the database
-// is at most CloseSnapshotBytes and 16 segments followed the last), so the next
-// restore reads few objects (a snapshot that does not finish within ctx is
+// is at most CloseSnapshotBytes and SnapshotSegments segments followed the
+// last), so the next restore reads few objects (a snapshot that does not finish within ctx is
 // abandoned; it was not needed for durability). Close the replicator
 // before the DB. It returns the error that stopped replication, or ctx's
 // if it ended before everything was durable; closing twice is harmless.
@@ -479,7 +478,7 @@ func (r *Replicator) snapshotDue() bool {
 	if r.cfg.MergeSegments < 0 || r.inlineFits() {
 		return true
 	}
-	size := int64(r.state.pages()) * int64(r.state.pageSize)
+	size := r.dbBytes()
 	return r.segBytes >= size || r.levelsFull() && maxTopAmplification*r.segBytes >= size
 }
 
@@ -494,7 +493,7 @@ func (r *Replicator) closeSnapshotDue() bool {
 	if r.snapshotDue() {
 		return true
 	}
-	return r.segs >= r.cfg.SnapshotSegments && int64(r.state.pages())*int64(r.state.pageSize) <= CloseSnapshotBytes
+	return r.segs >= r.cfg.SnapshotSegments && r.dbBytes() <= CloseSnapshotBytes
 }
 
 // CheckpointFrames is the WAL size (in frames) past which a storage call
@@ -537,7 +536,12 @@ func (r *Replicator) afterCommit(walFrames int64) {
 // inlineFits reports that the database is small enough for its next
 // snapshot to go out in place of a segment (see captureTxn).
 func (r *Replicator) inlineFits() bool {
-	return int64(r.state.pages())*int64(r.state.pageSize) <= InlineSnapshotBytes
+	return r.dbBytes() <= InlineSnapshotBytes
+}
+
+// dbBytes is the database's size as of the last capture.
+func (r *Replicator) dbBytes() int64 {
+	return int64(r.state.pages()) * int64(r.state.pageSize)
 }
 
 // captureTxn takes one committed transaction into the open batch.

@@ -37,29 +37,17 @@ func (r *Replicator) encode(b *batch) (put func(key string) error, size int64, c
 		pages = int64(b.commit)
 	}
 	if pages*int64(r.state.pageSize) > StreamBytes {
-		f, err := os.CreateTemp(filepath.Dir(r.db.path), filepath.Base(r.db.path)+uploadTemp+"*")
-		if err == nil {
-			remove := func() { f.Close(); os.Remove(f.Name()) }
-			fw := &writeErr{w: f}
-			bw := bufio.NewWriterSize(fw, 1<<20)
-			err = encodeBatchTo(bw, b, r.state.pageSize, r.wal, r.dbf)
-			if err != nil && fw.err == nil {
-				remove()
-				return nil, 0, nil, err
+		f, size, err := r.encodeToFile(b)
+		var tempErr *tempFileError
+		switch {
+		case err == nil:
+			put := func(key string) error {
+				_, err := bucket.PutStream(r.ctx, r.cfg.Store, key, f, size, bucket.Cond{})
+				return err
 			}
-			var fi os.FileInfo
-			if err = bw.Flush(); err == nil {
-				fi, err = f.Stat()
-			}
-			if err == nil {
-				size := fi.Size()
-				put := func(key string) error {
-					_, err := bucket.PutStream(r.ctx, r.cfg.Store, key, f, size, bucket.Cond{})
-					return err
-				}
-				return put, size, remove, nil
-			}
-			remove()
+			return put, size, func() { f.Close(); os.Remove(f.Name()) }, nil
+		case !errors.As(err, &tempErr):
+			return nil, 0, nil, err
 		}
 		r.log.Warn("stream ltx: temporary file failed; encoding in memory", "err", err)
 	}
@@ -72,6 +60,43 @@ func (r *Replicator) encode(b *batch) (put func(key string) error, size int64, c
 		return err
 	}
 	return put, int64(len(data)), func() {}, nil
+}
+
+// tempFileError is a failure of the temporary file itself (a full disk,
+// say), not of encoding.
+type tempFileError struct{ err error }
+
+func (e *tempFileError) Error() string { return "temporary file: " + e.err.Error() }
+func (e *tempFileError) Unwrap() error { return e.err }
+
+// encodeToFile encodes b into a temporary file beside the database and
+// returns it with its size; on error it leaves no file.
+func (r *Replicator) encodeToFile(b *batch) (*os.File, int64, error) {
+	f, err := os.CreateTemp(filepath.Dir(r.db.path), filepath.Base(r.db.path)+uploadTemp+"*")
+	if err != nil {
+		return nil, 0, &tempFileError{err}
+	}
+	fail := func(err error) (*os.File, int64, error) {
+		f.Close()
+		os.Remove(f.Name())
+		return nil, 0, err
+	}
+	fw := &writeErr{w: f}
+	bw := bufio.NewWriterSize(fw, 1<<20)
+	if err := encodeBatchTo(bw, b, r.state.pageSize, r.wal, r.dbf); err != nil {
+		if fw.err != nil {
+			return fail(&tempFileError{fw.err})
+		}
+		return fail(err)
+	}
+	if err := bw.Flush(); err != nil {
+		return fail(&tempFileError{err})
+	}
+	fi, err := f.Stat()
+	if err != nil {
+		return fail(&tempFileError{err})
+	}
+	return f, fi.Size(), nil
 }
 
 // writeErr remembers the first error of w: an encoding that failed because
@@ -121,18 +146,19 @@ func (r *Replicator) runSnapshot(s *batch) {
 	defer r.wg.Done()
 	err := r.ship(s)
 	r.mu.Lock()
+	s.err = err
 	if s.merge {
 		r.merging--
+		if err == nil {
+			r.stats.Merges++
+		}
 	} else {
 		r.snap = nil
-	}
-	s.err = err
-	if err == nil {
-		if s.merge {
-			r.stats.Merges++
-		} else {
+		if err == nil {
 			r.stats.Snapshots++
 		}
+	}
+	if err == nil {
 		r.chainUploaded(r.segmentOf(s))
 		r.advance(s.max)
 	}

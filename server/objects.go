@@ -383,12 +383,7 @@ func (o *objects) stopOne(r *resident, why string) {
 		o.log.Error("flush cell to the bucket", "cell", r.cell, "err", closeErr)
 	}
 	if o.retention > 0 && r.owner.Context().Err() == nil {
-		confirm := func(ctx context.Context) error { return o.fleet.Confirm(ctx, r.cell, r.owner.Epoch) }
-		if n, err := cell.Retire(ctx, o.store, r.cell, o.retention, time.Now(), confirm); err != nil {
-			o.log.Warn("retire old LTX history", "cell", r.cell, "err", err)
-		} else if n > 0 {
-			o.log.Debug("retired old LTX history", "cell", r.cell, "objects", n)
-		}
+		o.retain(ctx, r, false)
 	}
 	if err := r.db.Close(); err != nil {
 		o.log.Warn("close cell database", "cell", r.cell, "err", err)

@@ -51,22 +51,29 @@ func (o *objects) retainResident(ctx context.Context) {
 		if r.owner.Context().Err() != nil {
 			continue
 		}
-		confirm := func(ctx context.Context) error { return o.fleet.Confirm(ctx, r.cell, r.owner.Epoch) }
-		n, err := cell.Retire(ctx, o.store, r.cell, o.retention, time.Now(), confirm)
-		switch {
-		case err != nil:
-			o.log.Warn("retire old LTX history", "cell", r.cell, "err", err)
-		case n > 0:
-			o.log.Debug("retired old LTX history", "cell", r.cell, "objects", n)
-		}
 		// A cell resident for long writes its history into one epoch:
 		// prune what is covered there too.
-		n, err = cell.PruneEpoch(ctx, o.store, r.cell, r.owner.Epoch, o.retention, time.Now(), confirm)
+		o.retain(ctx, r, true)
+	}
+}
+
+// retain deletes r's LTX history no restore needs: the older epochs
+// (cell.Retire) and, with current, what is covered in its own epoch
+// (cell.PruneEpoch). Failures are logged; the next pass tries again.
+func (o *objects) retain(ctx context.Context, r *resident, current bool) {
+	confirm := func(ctx context.Context) error { return o.fleet.Confirm(ctx, r.cell, r.owner.Epoch) }
+	report := func(what string, n int, err error) {
 		switch {
 		case err != nil:
-			o.log.Warn("prune LTX history of the current epoch", "cell", r.cell, "err", err)
+			o.log.Warn(what, "cell", r.cell, "err", err)
 		case n > 0:
-			o.log.Debug("pruned LTX history of the current epoch", "cell", r.cell, "objects", n)
+			o.log.Debug(what, "cell", r.cell, "objects", n)
 		}
+	}
+	n, err := cell.Retire(ctx, o.store, r.cell, o.retention, time.Now(), confirm)
+	report("retire old LTX history", n, err)
+	if current {
+		n, err = cell.PruneEpoch(ctx, o.store, r.cell, r.owner.Epoch, o.retention, time.Now(), confirm)
+		report("prune LTX history of the current epoch", n, err)
 	}
 }
