@@ -19,7 +19,7 @@ import (
 func TestConformance(t *testing.T) {
 	dirs, err := conformance.Fixtures(conformance.Dir)
 	if err != nil {
-		t.Fatalf("%v (the conformance fixtures live in ../shared beside the repository)", err)
+		t.Fatalf("%v (fixtures: internal/conformance/testdata)", err)
 	}
 	ran := 0
 	for _, dir := range dirs {

@@ -27,7 +27,7 @@ func TestBinding_Conformance(t *testing.T) {
 func replay(t *testing.T, dir string) {
 	src, err := os.ReadFile(filepath.Join(dir, "wrangler.jsonc"))
 	if err != nil {
-		t.Fatalf("read config: %v (the fixtures live in ../shared beside the repository)", err)
+		t.Fatalf("read config: %v (fixtures: internal/conformance/testdata)", err)
 	}
 	cfg, err := deploy.ParseConfig("wrangler.jsonc", src)
 	if err != nil {

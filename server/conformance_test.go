@@ -53,7 +53,7 @@ func unserved(t *testing.T, dir string) []string {
 // TestConformance deploys each shared fixture to a fresh node on a temp
 // file:// bucket and replays its cases over HTTP.
 func TestConformance(t *testing.T) {
-	dirs, err := conformance.Fixtures(conformance.Dir)
+	dirs, err := conformance.AllFixtures()
 	if err != nil {
 		t.Fatal(err)
 	}

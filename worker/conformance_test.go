@@ -16,11 +16,11 @@ import (
 
 // TestConformance replays every fixture this runtime can serve on its own
 // and compares the responses with the ones recorded on workerd, using the
-// rules of shared/conformance/README.md.
+// rules of internal/conformance/testdata/README.md.
 func TestConformance(t *testing.T) {
 	dirs, err := conformance.Fixtures(conformance.Dir)
 	if err != nil {
-		t.Fatalf("%v (the conformance fixtures live in ../shared beside the repository)", err)
+		t.Fatalf("%v (fixtures: internal/conformance/testdata)", err)
 	}
 	for _, dir := range dirs {
 		t.Run(filepath.Base(dir), func(t *testing.T) { runFixture(t, dir) })

@@ -1,7 +1,13 @@
-// Package conformance replays the shared Worker fixtures, whose expected
-// responses were recorded on workerd, and compares responses by the rules
-// of ../shared/conformance/README.md. Fixtures and expectations are never
+// Package conformance replays Worker fixtures whose expected responses
+// were recorded on workerd, and compares responses by the rules of the
+// suite's README (testdata/README.md). Fixtures and expectations are never
 // edited to pass.
+//
+// testdata/shared is a byte-for-byte copy of the team's shared suite
+// (../shared/conformance/fixtures beside the checkout; a test keeps the two
+// identical where the original exists), so a clone of this repository alone
+// runs every fixture. testdata/celld holds the fixtures this project
+// recorded on workerd itself, in the same format.
 package conformance
 
 import (
@@ -14,13 +20,42 @@ import (
 	"path/filepath"
 	"reflect"
 	"regexp"
+	"runtime"
 	"sort"
 	"strings"
 )
 
-// Dir is where the fixtures live relative to a package directory of this
-// repository (../shared beside the checkout).
-const Dir = "../../shared/conformance/fixtures"
+// Dir is the in-repository copy of the shared fixtures, as an absolute
+// path (tests of any package may use it).
+var Dir = filepath.Join(here(), "testdata", "shared")
+
+// OwnDir holds the fixtures this project recorded on workerd itself.
+var OwnDir = filepath.Join(here(), "testdata", "celld")
+
+// Roots lists every fixture root: the shared suite, then our own.
+func Roots() []string { return []string{Dir, OwnDir} }
+
+// AllFixtures lists the fixture directories of every root, the shared
+// suite first, each root sorted.
+func AllFixtures() ([]string, error) {
+	var all []string
+	for _, r := range Roots() {
+		dirs, err := Fixtures(r)
+		if err != nil {
+			return nil, err
+		}
+		all = append(all, dirs...)
+	}
+	return all, nil
+}
+
+func here() string {
+	_, file, _, ok := runtime.Caller(0)
+	if !ok {
+		panic("conformance: no caller information")
+	}
+	return filepath.Dir(file)
+}
 
 // Step is one request of cases.json with its recorded response.
 type Step struct {
