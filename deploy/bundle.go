@@ -28,16 +28,10 @@ var gojaGaps = map[string]bool{
 	// "Async generators are not supported yet"; for await depends on them.
 	"async-generator": false,
 	"for-await":       false,
-	// goja rejects a class field named get, set or async that has an
-	// initializer (`get = 1` reads to it as the start of an accessor);
-	// Hono declares such fields. esbuild cannot lower only those, and
-	// lowering instance fields also lowers static and private ones to keep
-	// their initialisation order, so all class fields are lowered: they
-	// become __publicField/WeakMap calls in the constructor. Semantics are
-	// kept ([[Define]], brand checks); the cost is a little speed on
-	// private field access.
-	"class-field":        false,
-	"class-static-field": false,
+	// Class fields, private members and static blocks stay native (goja
+	// runs them); the one field shape goja cannot parse is quoted after
+	// bundling (classfields.go), or, failing that, all class fields are
+	// lowered (loweredFields).
 	// Regexp syntax goja's engines do not know: esbuild turns such a
 	// literal into new RegExp(…), so the module loads and only code that
 	// uses the pattern throws.
@@ -46,6 +40,19 @@ var gojaGaps = map[string]bool{
 	// A dynamic import of an external (cloudflare:workers) becomes a
 	// require wrapped in a promise, served by the host's require.
 	"dynamic-import": false,
+}
+
+// loweredFields is gojaGaps plus lowering of every class field: the
+// fallback for a bundle whose get/set/async fields cannot be quoted.
+// esbuild cannot lower only those fields, and lowering instance fields
+// also lowers static and private ones to keep their initialisation
+// order; they become __publicField/WeakMap calls in the constructor.
+func loweredFields() map[string]bool {
+	m := map[string]bool{"class-field": false, "class-static-field": false}
+	for k, v := range gojaGaps {
+		m[k] = v
+	}
+	return m
 }
 
 // externals are served by the host's require, not bundled.
@@ -71,27 +78,17 @@ func Bundle(dir, main string) (BundleResult, error) {
 	if err != nil {
 		return BundleResult{}, projectErr("", "project directory %s: %v", dir, err)
 	}
-	res := api.Build(api.BuildOptions{
-		AbsWorkingDir: abs,
-		EntryPoints:   []string{filepath.Join(abs, filepath.FromSlash(main))},
-		Outfile:       filepath.Join(abs, "index.js"), // names the output; Write is false
-		Bundle:        true,
-		Write:         false,
-		Format:        api.FormatCommonJS,
-		Platform:      api.PlatformNeutral,
-		Target:        bundleTarget,
-		Supported:     gojaGaps,
-		External:      externals,
-		// What Wrangler resolves for workerd: packages' worker and
-		// browser builds before their Node ones.
-		Conditions: []string{"workerd", "worker", "browser"},
-		MainFields: []string{"browser", "module", "main"},
-		// Wrangler's default module rules import these as strings.
-		Loader: map[string]api.Loader{".txt": api.LoaderText, ".html": api.LoaderText, ".sql": api.LoaderText},
-		// Libraries branch on it; there is no process object to read.
-		Define:   map[string]string{"process.env.NODE_ENV": `"production"`},
-		LogLevel: api.LogLevelSilent,
-	})
+	res := build(abs, main, gojaGaps)
+	if len(res.Errors) == 0 {
+		if code, ok := jsOutput(res); ok {
+			quoted, _, err := quoteAccessorNamedFields(code)
+			if err == nil {
+				setJSOutput(res, quoted)
+			} else {
+				res = build(abs, main, loweredFields())
+			}
+		}
+	}
 	warnings := make([]string, 0, len(res.Warnings))
 	for _, m := range res.Warnings {
 		warnings = append(warnings, formatMessage(abs, m))
@@ -118,6 +115,48 @@ func Bundle(dir, main string) (BundleResult, error) {
 		return BundleResult{}, projectErr("", "%s: esbuild produced no output", main)
 	}
 	return BundleResult{Code: code, Warnings: warnings}, nil
+}
+
+// build runs esbuild on main with the given feature table.
+func build(abs, main string, supported map[string]bool) api.BuildResult {
+	return api.Build(api.BuildOptions{
+		AbsWorkingDir: abs,
+		EntryPoints:   []string{filepath.Join(abs, filepath.FromSlash(main))},
+		Outfile:       filepath.Join(abs, "index.js"), // names the output; Write is false
+		Bundle:        true,
+		Write:         false,
+		Format:        api.FormatCommonJS,
+		Platform:      api.PlatformNeutral,
+		Target:        bundleTarget,
+		Supported:     supported,
+		External:      externals,
+		// What Wrangler resolves for workerd: packages' worker and
+		// browser builds before their Node ones.
+		Conditions: []string{"workerd", "worker", "browser"},
+		MainFields: []string{"browser", "module", "main"},
+		// Wrangler's default module rules import these as strings.
+		Loader: map[string]api.Loader{".txt": api.LoaderText, ".html": api.LoaderText, ".sql": api.LoaderText},
+		// Libraries branch on it; there is no process object to read.
+		Define:   map[string]string{"process.env.NODE_ENV": `"production"`},
+		LogLevel: api.LogLevelSilent,
+	})
+}
+
+func jsOutput(res api.BuildResult) ([]byte, bool) {
+	for _, f := range res.OutputFiles {
+		if strings.HasSuffix(f.Path, ".js") {
+			return f.Contents, true
+		}
+	}
+	return nil, false
+}
+
+func setJSOutput(res api.BuildResult, code []byte) {
+	for i, f := range res.OutputFiles {
+		if strings.HasSuffix(f.Path, ".js") {
+			res.OutputFiles[i].Contents = code
+		}
+	}
 }
 
 // formatMessage renders an esbuild message as "file:line:column: text",

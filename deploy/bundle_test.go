@@ -281,3 +281,54 @@ func TestBundle_NodePrefixIsExternal(t *testing.T) {
 		t.Errorf("node:buffer is not an external require:\n%s", code)
 	}
 }
+
+// TestBundle_ClassFieldsStayNative checks that class fields reach goja as
+// written (no lowering helpers) and keep their semantics: [[Define]]
+// rather than [[Set]], brand checks on private members, and the
+// initialisation order of fields, static fields and static blocks.
+func TestBundle_ClassFieldsStayNative(t *testing.T) {
+	code := bundle(t, map[string]string{"index.js": `
+const log = [];
+class Base {
+  constructor() { log.push("base ctor"); }
+  set trap(v) { log.push("setter ran"); }
+}
+class A extends Base {
+  trap = "defined";          // [[Define]]: the base's setter must not run
+  a = log.push("field a");
+  #p = log.push("field #p");
+  get = () => "get field";
+  static s1 = log.push("static s1");
+  static { log.push("static block"); }
+  static s2 = log.push("static s2");
+  static async = "static async field";
+  constructor() { super(); log.push("A ctor body"); }
+  static hasP(o) { return #p in o; }
+  readP() { return this.#p; }
+}
+export default {
+  fetch() {
+    const a = new A();
+    let brand = "";
+    try { A.prototype.readP.call({}); } catch (e) { brand = e instanceof TypeError ? "TypeError" : String(e); }
+    const own = Object.getOwnPropertyDescriptor(a, "trap");
+    return JSON.stringify({
+      log, own: own && own.value, enumerable: own && own.enumerable,
+      get: a.get(), asyncField: A.async, hasP: [A.hasP(a), A.hasP({})], brand, p: a.readP(),
+    });
+  },
+};
+`}, "index.js")
+	for _, helper := range []string{"__publicField", "__privateAdd", "__privateGet", "__defNormalProp"} {
+		if strings.Contains(string(code), helper) {
+			t.Errorf("bundle lowers class fields (%s found)", helper)
+		}
+	}
+	vm, exports := gojaLoad(t, code)
+	got := callExport(t, vm, exports, "default", "fetch").String()
+	want := `{"log":["static s1","static block","static s2","base ctor","field a","field #p","A ctor body"],` +
+		`"own":"defined","enumerable":true,"get":"get field","asyncField":"static async field","hasP":[true,false],"brand":"TypeError","p":6}`
+	if got != want {
+		t.Errorf("fetch() =\n %s\nwant\n %s", got, want)
+	}
+}
