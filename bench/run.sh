@@ -6,6 +6,17 @@
 #   hello        examples/hello, GET /
 #   counter-read examples/counter (SQLite-backed Durable Object), one write
 #                (GET /?name=bench) then load on GET /peek?name=bench (reads)
+#   hono         bench/apps/hono: Hono router, two middlewares, JSON from
+#                path and repeated query parameters (GET /users/42?…)
+#   hono-do      bench/apps/hono-do: a Hono Worker forwarding to a Durable
+#                Object whose fetch is another Hono app doing a SQL read
+#                (one POST …/seed, then GET /rooms/lobby/items/7)
+#   ssr          bench/apps/ssr: server-side render of 200 rows, no I/O
+#
+# The framework apps import hono (pinned in bench/apps/package.json,
+# installed with npm ci); for workerd they are bundled as one ES module by
+# bench/esm (esbuild, as Wrangler does), for celld by `celld deploy`. Both
+# runtimes must give the same body, or the run fails.
 #
 # Prints req/s, p50 and p99 per target and runtime, the celld/workerd ratio
 # of req/s and of 1/p50, each server's resident memory after its load, and
@@ -16,7 +27,7 @@
 #   BENCH_C=32           concurrent keep-alive connections
 #   BENCH_D=10s          measured duration (Go duration)
 #   BENCH_WARMUP=2s      unmeasured warm-up before it (ms, s or m)
-#   BENCH_TARGETS="hello counter"
+#   BENCH_TARGETS="hello counter hono hono-do ssr"
 #   BENCH_RUNTIMES="workerd celld"
 #   BENCH_START_S=60     how long a server may take to answer its first request
 #   BENCH_LOAD_S=300     hard bound on one load run
@@ -37,7 +48,7 @@ WORKERD_VERSION=1.20261117.1
 C=${BENCH_C:-32}
 D=${BENCH_D:-10s}
 WARMUP=${BENCH_WARMUP:-2s}
-TARGETS=${BENCH_TARGETS:-hello counter}
+TARGETS=${BENCH_TARGETS:-hello counter hono hono-do ssr}
 RUNTIMES=${BENCH_RUNTIMES:-workerd celld}
 START_S=${BENCH_START_S:-60}
 LOAD_S=${BENCH_LOAD_S:-300}
@@ -84,6 +95,22 @@ else
 fi
 go build -o "$BENCH/.bin/load" ./bench/load
 LOAD=$BENCH/.bin/load
+go build -o "$BENCH/.bin/esm" ./bench/esm
+ESM=$BENCH/.bin/esm
+if [[ " $TARGETS " == *" hono"* || " $TARGETS " == *" ssr "* ]] &&
+	! cmp -s "$BENCH/apps/package-lock.json" "$BENCH/apps/node_modules/.package-lock.json"; then
+	log "installing the framework apps' packages (npm ci in bench/apps)"
+	(cd "$BENCH/apps" && npm ci --no-audit --no-fund --loglevel=error >&2)
+fi
+
+# app_dir TARGET: the Wrangler project of a target.
+app_dir() {
+	case $1 in
+	hello | counter) echo "examples/$1" ;;
+	hono | hono-do | ssr) echo "bench/apps/$1" ;;
+	*) die "unknown target $1" ;;
+	esac
+}
 
 # --- scratch, processes, cleanup ---------------------------------------------
 
@@ -193,7 +220,10 @@ cpu_ticks() {
 workerd_config() {
 	local target=$1 port=$2 dir=$3
 	mkdir -p "$dir"
-	cp "examples/$target/src/index.js" "$dir/index.js"
+	case $target in
+	hello | counter) cp "examples/$target/src/index.js" "$dir/index.js" ;;
+	*) "$ESM" -o "$dir/index.js" "$(app_dir "$target")/src/index.js" || die "bundling $target for workerd failed" ;;
+	esac
 	case $target in
 	hello)
 		cat >"$dir/config.capnp" <<EOF
@@ -236,6 +266,44 @@ const worker :Workerd.Worker = (
 );
 EOF
 		;;
+	hono | ssr)
+		cat >"$dir/config.capnp" <<EOF
+using Workerd = import "/workerd/workerd.capnp";
+
+const config :Workerd.Config = (
+  services = [ (name = "main", worker = .worker) ],
+  sockets = [ (name = "http", address = "127.0.0.1:$port", http = (), service = "main") ],
+);
+
+const worker :Workerd.Worker = (
+  modules = [ (name = "index.js", esModule = embed "index.js") ],
+  compatibilityDate = "2026-04-01",
+);
+EOF
+		;;
+	hono-do)
+		mkdir -p "$dir/do"
+		cat >"$dir/config.capnp" <<EOF
+using Workerd = import "/workerd/workerd.capnp";
+
+const config :Workerd.Config = (
+  services = [
+    (name = "main", worker = .worker),
+    (name = "do-disk", disk = (path = "$dir/do", writable = true)),
+  ],
+  sockets = [ (name = "http", address = "127.0.0.1:$port", http = (), service = "main") ],
+);
+
+# bench/apps/hono-do/wrangler.jsonc: ROOMS -> class Room (SQLite-backed).
+const worker :Workerd.Worker = (
+  modules = [ (name = "index.js", esModule = embed "index.js") ],
+  compatibilityDate = "2026-04-01",
+  bindings = [ (name = "ROOMS", durableObjectNamespace = "Room") ],
+  durableObjectNamespaces = [ (className = "Room", uniqueKey = "bench-Room", enableSql = true) ],
+  durableObjectStorage = (localDisk = "do-disk"),
+);
+EOF
+		;;
 	*) die "unknown target $target" ;;
 	esac
 }
@@ -259,8 +327,8 @@ start_server() {
 		local ip
 		ip=$(free_port)
 		export CELLD_BUCKET=file://$dir/bucket
-		"$CELLD" deploy "examples/$target" >"$dir/deploy.log" 2>&1 ||
-			{ cat "$dir/deploy.log" >&2; die "celld deploy examples/$target failed"; }
+		"$CELLD" deploy "$(app_dir "$target")" >"$dir/deploy.log" 2>&1 ||
+			{ cat "$dir/deploy.log" >&2; die "celld deploy $(app_dir "$target") failed"; }
 		CELLD_WATCH=$dir/state CELLD_NODE=bench \
 			"${SERVER_PIN[@]}" "$CELLD" serve --listen "127.0.0.1:$port" --internal-listen "127.0.0.1:$ip" >"$dir/server.log" 2>&1 &
 		SERVER_PID=$!
@@ -294,6 +362,20 @@ get() {
 	printf '%s' "$out"
 }
 
+# post URL: like get, with an empty POST.
+post() {
+	local out code
+	out=$(curl -sS --max-time 10 -X POST -w '\n%{http_code}' "$1" 2>&1) || true
+	code=${out##*$'\n'}
+	out=${out%$'\n'*}
+	if [[ $code != 2?? ]]; then
+		log "bench: POST $1 -> status ${code:-none}: $(head -c 300 <<<"$out")"
+		tail -n 5 "$SERVER_LOG" | cut -c 1-400 >&2
+		return 1
+	fi
+	printf '%s' "$out"
+}
+
 bench_one() {
 	local runtime=$1 target=$2 path body out
 	log ""
@@ -317,8 +399,24 @@ bench_one() {
 		body=$(get "$BASE/peek?name=bench") || { stop_server; return 1; }
 		[[ $body == 1 ]] || { log "bench: /peek returned '$body', want 1"; stop_server; return 1; }
 		;;
+	hono)
+		path="/users/42?fields=id,name,role&tag=a&tag=b"
+		body=$(get "$BASE$path") || { stop_server; return 1; }
+		[[ $body == *'"name":"user-42"'* ]] || { log "bench: unexpected hono body: $body"; stop_server; return 1; }
+		;;
+	hono-do)
+		path=/rooms/lobby/items/7
+		post "$BASE/rooms/lobby/seed" >/dev/null || { stop_server; return 1; }
+		body=$(get "$BASE$path") || { stop_server; return 1; }
+		[[ $body == *'"title":"item 7"'* ]] || { log "bench: unexpected hono-do body: $body"; stop_server; return 1; }
+		;;
+	ssr)
+		path=/
+		body=$(get "$BASE$path") || { stop_server; return 1; }
+		[[ $body == '<!doctype html>'*'</html>' ]] || { log "bench: unexpected ssr body: $(head -c 200 <<<"$body")"; stop_server; return 1; }
+		;;
 	esac
-	log "   $BASE$path -> $(printf '%q' "$body")"
+	log "   $BASE$path -> $(printf '%q' "$(head -c 160 <<<"$body")")"
 	BODY[$target/$runtime]=$body
 	# The server's CPU time is read when the warm-up ends and after the
 	# load: CPU per request barely moves when other processes compete for
@@ -363,6 +461,15 @@ for target in $TARGETS; do
 			log "bench: $target on $runtime FAILED"
 		}
 	done
+done
+
+# The same sources must answer the same on both runtimes.
+for target in $TARGETS; do
+	c=${BODY[$target/celld]:-} w=${BODY[$target/workerd]:-}
+	if [[ -n $c && -n $w && $c != "$w" ]]; then
+		log "bench: $target answers differently: celld $(head -c 200 <<<"$c") vs workerd $(head -c 200 <<<"$w")"
+		failed=1
+	fi
 done
 
 # --- report --------------------------------------------------------------------
