@@ -178,7 +178,7 @@ var errBadLTX = errors.New("bad ltx object")
 // ones in its name, that it starts from st's checksum (or is a snapshot),
 // and that st then has the post-apply checksum the file promises.
 func applyLTX(seg segment, src io.Reader, f *os.File, st *dbState) error {
-	dec := ltx.NewDecoder(src)
+	dec := ltx.NewDecoder(newBoundedLTX(src, MaxCellBytes))
 	dec.SetRetainPageIndex(false)
 	if err := dec.DecodeHeader(); err != nil {
 		return fmt.Errorf("%w: decode header: %w", errBadLTX, err)
@@ -198,6 +198,7 @@ func applyLTX(seg segment, src io.Reader, f *os.File, st *dbState) error {
 		return fmt.Errorf("%w: pre-apply checksum %s, but the database at TXID %d has %s",
 			errBadLTX, h.PreApplyChecksum, seg.min-1, st.checksum())
 	}
+	oldPages := st.pages()
 	ps := int64(h.PageSize)
 	// Runs of consecutive pages (a snapshot is one) are written with one
 	// call each: a write per page made a 1 MB restore hundreds of system
@@ -258,6 +259,14 @@ func applyLTX(seg segment, src io.Reader, f *os.File, st *dbState) error {
 	}
 	if h.IsSnapshot() && want != h.Commit+1 {
 		return fmt.Errorf("%w: snapshot ends at page %d of %d", errBadLTX, want-1, h.Commit)
+	}
+	// A database that grows gets every new page written: a page past the
+	// old end that this file does not hold would be zeros nobody wrote (a
+	// header claiming more pages than it carries, or a sparse file).
+	for pgno := oldPages + 1; pgno <= h.Commit && !h.IsSnapshot(); pgno++ {
+		if pgno != st.lockPgno && (pgno > st.pages() || st.sums[pgno-1] == 0) {
+			return fmt.Errorf("%w: the database grows to %d pages but page %d is in no LTX file", errBadLTX, h.Commit, pgno)
+		}
 	}
 	if err := f.Truncate(int64(h.Commit) * ps); err != nil {
 		return fmt.Errorf("truncate: %w", err)

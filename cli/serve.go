@@ -71,6 +71,10 @@ func serveCommand(g *globals) *cli.Command {
 				return err
 			}
 			defer tuneGC(gcFloor)()
+			maxCellMB, err := envInt("CELLD_MAX_CELL_MB")
+			if err != nil {
+				return err
+			}
 			releases, err := envInt("CELLD_RELEASES")
 			if err != nil {
 				return err
@@ -97,6 +101,7 @@ func serveCommand(g *globals) *cli.Command {
 				LTXRetention: time.Duration(retention) * time.Second,
 				Releases:     int(releases), DrainTimeout: time.Duration(drainMS) * time.Millisecond,
 				Builtins: builtinHandlers, Hibernate: time.Duration(hibernate) * time.Second,
+				MaxCellBytes: maxCellMB << 20,
 			})
 			var fe *server.FenceError
 			var sf *server.StoreFaultError

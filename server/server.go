@@ -62,6 +62,10 @@ type Options struct {
 	// stays resident; its next event re-runs the constructor. Default
 	// worker.DefaultHibernateAfter; negative: never.
 	Hibernate time.Duration
+	// MaxCellBytes bounds the database an LTX object read from the bucket
+	// may claim (CELLD_MAX_CELL_MB); a restore refuses one past it. 0:
+	// cell.DefaultMaxCellBytes.
+	MaxCellBytes int64
 }
 
 // node is a running server.
@@ -152,6 +156,9 @@ func Run(ctx context.Context, o Options) error {
 	}
 	if o.IdleEvict <= 0 {
 		o.IdleEvict = 5 * time.Minute
+	}
+	if o.MaxCellBytes > 0 {
+		cell.MaxCellBytes = o.MaxCellBytes
 	}
 	objs := newObjects(o.Store, fn, o.StateDir, o.IdleEvict, log)
 	objs.peer = newPeer(secret, o.Node, objs)
