@@ -22,6 +22,7 @@ import (
 	"github.com/celldgo/celld/cell"
 	"github.com/celldgo/celld/fleet"
 	"github.com/celldgo/celld/fleet/core"
+	"github.com/celldgo/celld/host"
 )
 
 // builtinHandlers run a built-in cell's requests, by kind (the cell name's
@@ -64,16 +65,15 @@ type reach struct {
 
 	mu     sync.Mutex
 	tool   *fleet.Node
+	host   *host.Host // cells under the tool lease
 	dir    string
 	signer *fleet.Signer
 	held   map[string]*heldCell
 }
 
 type heldCell struct {
-	mu    sync.Mutex // one request at a time, as on a node
-	owner *fleet.Owner
-	db    *cell.DB
-	repl  *cell.Replicator
+	mu sync.Mutex // one request at a time, as on a node
+	hc *host.Cell
 }
 
 // UnreachableOwnerError: a live node owns the cell but cannot be reached
@@ -245,32 +245,14 @@ func (r *reach) acquire(ctx context.Context, name string) (*heldCell, error) {
 			return nil, err
 		}
 		r.tool, r.dir = tool, dir
-	}
-	owner, err := r.tool.Acquire(ctx, name)
-	if err != nil {
-		return nil, err
-	}
-	fail := func(err error) (*heldCell, error) {
-		rctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		r.tool.Release(rctx, name)
-		return nil, err
+		r.host = host.New(r.store, tool, r.log)
 	}
 	path := filepath.Join(r.dir, hex.EncodeToString([]byte(name))+".sqlite")
-	info, err := cell.Restore(ctx, r.store, name, path)
+	c, err := r.host.Open(ctx, name, path, host.OpenOptions{})
 	if err != nil {
-		return fail(fmt.Errorf("restore %s: %w", name, err))
+		return nil, fmt.Errorf("open %s: %w", name, err)
 	}
-	db, err := cell.Open(path)
-	if err != nil {
-		return fail(fmt.Errorf("open %s: %w", name, err))
-	}
-	repl, err := cell.NewReplicator(db, cell.ReplicatorConfig{Store: r.store, Cell: name, Epoch: owner.Epoch, From: info, Logger: r.log})
-	if err != nil {
-		db.Close()
-		return fail(fmt.Errorf("replicate %s: %w", name, err))
-	}
-	hc := &heldCell{owner: owner, db: db, repl: repl}
+	hc := &heldCell{hc: c}
 	r.held[name] = hc
 	return hc, nil
 }
@@ -280,17 +262,12 @@ func (r *reach) acquire(ctx context.Context, name string) (*heldCell, error) {
 func (r *reach) runHeld(ctx context.Context, name string, hc *heldCell, h cell.Handler, req []byte) ([]byte, error) {
 	hc.mu.Lock()
 	defer hc.mu.Unlock()
-	if err := hc.owner.Context().Err(); err != nil {
-		return nil, fmt.Errorf("cell %s: ownership lost: %w", name, context.Cause(hc.owner.Context()))
+	if err := hc.hc.Context().Err(); err != nil {
+		return nil, fmt.Errorf("cell %s: ownership lost: %w", name, context.Cause(hc.hc.Context()))
 	}
-	out, herr := h(hc.db, req)
-	if txid := hc.repl.Captured(); txid > 0 {
-		if err := hc.repl.WaitDurable(ctx, txid); err != nil {
-			return nil, fmt.Errorf("cell %s: the write could not be made durable: %w", name, err)
-		}
-		if err := r.tool.Confirm(ctx, name, hc.owner.Epoch); err != nil {
-			return nil, fmt.Errorf("cell %s: ownership could not be confirmed: %w", name, err)
-		}
+	out, herr := h(hc.hc.DB(), req)
+	if err := hc.hc.Gate(ctx); err != nil {
+		return nil, fmt.Errorf("cell %s: %w", name, err)
 	}
 	if herr != nil {
 		return nil, &RequestError{Message: herr.Error()}
@@ -305,16 +282,8 @@ func (r *reach) done(ctx context.Context) error {
 	defer r.mu.Unlock()
 	var errs []error
 	for name, hc := range r.held {
-		if err := hc.repl.Close(ctx); err != nil {
-			errs = append(errs, fmt.Errorf("flush %s: %w", name, err))
-		}
-		if err := hc.db.Close(); err != nil {
-			errs = append(errs, fmt.Errorf("close %s: %w", name, err))
-		}
-		if hc.owner.Context().Err() == nil {
-			if err := r.tool.Release(ctx, name); err != nil {
-				errs = append(errs, fmt.Errorf("release %s: %w", name, err))
-			}
+		if err := hc.hc.Stop(ctx, host.PhaseReleasing); err != nil {
+			errs = append(errs, fmt.Errorf("stop %s: %w", name, err))
 		}
 		delete(r.held, name)
 	}

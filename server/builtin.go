@@ -152,7 +152,7 @@ func (r *resident) callBuiltin(ctx context.Context, req []byte) ([]byte, error) 
 		bi.mu.Unlock()
 		return nil, fmt.Errorf("%w: %s stopped", worker.ErrObjectClosed, r.cell)
 	}
-	out, herr := bi.h(r.db, req)
+	out, herr := bi.h(r.hc.DB(), req)
 	bi.mu.Unlock()
 	if gerr := r.gate(ctx); gerr != nil {
 		return nil, gerr
