@@ -16,7 +16,6 @@ import (
 	"github.com/charmbracelet/x/term"
 	"github.com/urfave/cli/v3"
 
-	"github.com/celldgo/celld/cell"
 	"github.com/celldgo/celld/d1"
 )
 
@@ -30,10 +29,9 @@ import (
 // Exit codes: 0 done (or nothing to do); 1 the SQL or a migration failed,
 // or the cell could not be reached; 2 bad usage or config.
 
-func init() { builtinHandlers["d1"] = d1.Handle }
 
 // d1Caller obtains the Caller of a command; tests replace it.
-var d1Caller = func(ctx context.Context, g *globals) (cell.Caller, func(context.Context) error, error) {
+var d1Caller = func(ctx context.Context, g *globals) (caller, func(context.Context) error, error) {
 	return g.cellCaller(ctx)
 }
 

@@ -42,8 +42,8 @@ type objects struct {
 	log       *slog.Logger
 
 	peer *peer // set once the peer secret is known
-	// builtins run built-in cells, by kind ("d1", "kv").
-	builtins map[string]cell.Handler
+	// builtins are the built-in cell kinds hosted here ("d1", "kv").
+	builtins *host.Registry
 
 	mu         sync.Mutex
 	remotes    map[string]remoteEntry // cells owned by live peers, briefly cached
@@ -72,7 +72,7 @@ type resident struct {
 	cell, class, id string
 	app             *app
 	obj             *worker.Object // nil for a built-in cell
-	bi              *builtinCell   // set for a built-in cell
+	bi              *host.Builtin  // set for a built-in cell
 	hc              *host.Cell
 	lastUsed        atomic.Int64 // unix nanos
 	inflight        atomic.Int32 //
@@ -240,8 +240,8 @@ func (o *objects) local(ctx context.Context, class, id string) (worker.ObjectHan
 }
 
 func (o *objects) activate(ctx context.Context, ap *app, name, class, id string) (*resident, error) {
-	h := o.builtins[class]
-	if ap == nil && h == nil {
+	k, builtin := o.builtins.Kind(class)
+	if ap == nil && !builtin {
 		return nil, errors.New("no deployment")
 	}
 	// The restore from the head record overlaps the ownership write; that
@@ -255,7 +255,7 @@ func (o *objects) activate(ctx context.Context, ap *app, name, class, id string)
 	if err != nil {
 		return nil, fmt.Errorf("activate %s: %w", name, err)
 	}
-	r, err := o.start(ap, h, class, id, hc)
+	r, err := o.start(ap, k.Handler, class, id, hc)
 	if err != nil {
 		return nil, fmt.Errorf("activate %s: %w", name, err)
 	}
@@ -269,7 +269,7 @@ func (o *objects) activate(ctx context.Context, ap *app, name, class, id string)
 func (o *objects) start(ap *app, h cell.Handler, class, id string, hc *host.Cell) (*resident, error) {
 	r := &resident{cell: hc.Name(), class: class, id: id, hc: hc}
 	if h != nil {
-		r.bi = &builtinCell{h: h}
+		r.bi = hc.Serve(h)
 	} else {
 		obj, err := ap.rt.NewObject(class, id, hc.DB())
 		if err != nil {

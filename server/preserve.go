@@ -131,11 +131,11 @@ func (o *objects) resume(ctx context.Context, st *resumeState) {
 }
 
 func (o *objects) resumeOne(ctx context.Context, rc resumeCell) error {
-	h := o.builtins[rc.Class]
+	k, builtin := o.builtins.Kind(rc.Class)
 	o.mu.Lock()
 	ap := o.app
 	o.mu.Unlock()
-	if h == nil && ap == nil {
+	if !builtin && ap == nil {
 		return errors.New("no deployment to run the object on")
 	}
 	from := cell.RestoreInfo{Epoch: rc.Epoch, TXID: rc.TXID, Checksum: rc.Checksum}
@@ -143,7 +143,7 @@ func (o *objects) resumeOne(ctx context.Context, rc resumeCell) error {
 	if err != nil {
 		return err
 	}
-	r, err := o.start(ap, h, rc.Class, rc.ID, hc)
+	r, err := o.start(ap, k.Handler, rc.Class, rc.ID, hc)
 	if err != nil {
 		return err
 	}
