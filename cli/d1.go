@@ -29,7 +29,6 @@ import (
 // Exit codes: 0 done (or nothing to do); 1 the SQL or a migration failed,
 // or the cell could not be reached; 2 bad usage or config.
 
-
 // d1Caller obtains the Caller of a command; tests replace it.
 var d1Caller = func(ctx context.Context, g *globals) (caller, func(context.Context) error, error) {
 	return g.cellCaller(ctx)

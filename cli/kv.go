@@ -25,7 +25,6 @@ import (
 // (cellCaller): over signed peer HTTP to a live owner, or under this
 // command's own tool lease.
 
-
 // kvNamespaceOptions pick the namespace, as Wrangler's --binding and
 // --namespace-id do.
 type kvNamespaceOptions struct {

@@ -11,8 +11,8 @@ import (
 	"github.com/celldgo/celld/bucket"
 	"github.com/celldgo/celld/cell"
 	"github.com/celldgo/celld/fleet"
-	"github.com/celldgo/celld/host"
 	"github.com/celldgo/celld/fleet/core"
+	"github.com/celldgo/celld/host"
 	"github.com/celldgo/celld/server"
 )
 
@@ -163,7 +163,7 @@ func startTestNode(t *testing.T, dir, name string) (internal string, stop func()
 			Store: s, Node: name, Listen: "127.0.0.1:0", InternalListen: "127.0.0.1:0", TTL: 5 * time.Second,
 			Logger: slog.New(slog.DiscardHandler), StateDir: t.TempDir(),
 			Builtins: append(server.DefaultBuiltins(), host.Kind{Name: "testc", Handler: counterHandler}),
-			OnReady: func(_, internal string) { ready <- internal },
+			OnReady:  func(_, internal string) { ready <- internal },
 		})
 	}()
 	select {

@@ -19,8 +19,8 @@ import (
 	"github.com/celldgo/celld/bucket"
 	"github.com/celldgo/celld/cell"
 	"github.com/celldgo/celld/fleet"
-	"github.com/celldgo/celld/host"
 	"github.com/celldgo/celld/fleet/core"
+	"github.com/celldgo/celld/host"
 	"github.com/celldgo/celld/server/api"
 )
 
