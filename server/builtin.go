@@ -11,10 +11,12 @@ import (
 	"github.com/celldgo/celld/bucket"
 	"github.com/celldgo/celld/cell"
 	"github.com/celldgo/celld/d1"
+	"github.com/celldgo/celld/d1/d1js"
 	"github.com/celldgo/celld/deploy"
 	"github.com/celldgo/celld/fleet"
 	"github.com/celldgo/celld/host"
 	"github.com/celldgo/celld/kv"
+	"github.com/celldgo/celld/kv/kvjs"
 	"github.com/celldgo/celld/worker"
 )
 
@@ -45,14 +47,14 @@ var bindingFactories = []bindingFactory{
 	func(m *deploy.Manifest, env bindingEnv) map[string]worker.Binding {
 		out := map[string]worker.Binding{}
 		for _, db := range m.D1Databases {
-			out[db.Binding] = d1.Binding(env.cells, d1.CellName(db.DatabaseID, db.DatabaseName))
+			out[db.Binding] = d1js.Binding(env.cells, d1.CellName(db.DatabaseID, db.DatabaseName))
 		}
 		return out
 	},
 	func(m *deploy.Manifest, env bindingEnv) map[string]worker.Binding {
 		out := map[string]worker.Binding{}
 		for _, ns := range m.KVNamespaces {
-			out[ns.Binding] = kv.Binding(env.cells, ns.ID)
+			out[ns.Binding] = kvjs.Binding(env.cells, ns.ID)
 		}
 		return out
 	},

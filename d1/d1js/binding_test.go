@@ -1,4 +1,4 @@
-package d1_test
+package d1js_test
 
 import (
 	"context"
@@ -12,6 +12,7 @@ import (
 
 	"github.com/celldgo/celld/cell"
 	"github.com/celldgo/celld/d1"
+	"github.com/celldgo/celld/d1/d1js"
 	"github.com/celldgo/celld/deploy"
 	"github.com/celldgo/celld/worker"
 )
@@ -47,7 +48,7 @@ func newEvalRuntime(t testing.TB, c cell.Caller) *worker.Runtime {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rt, err := worker.New(script, worker.Config{Bindings: map[string]worker.Binding{"DB": d1.Binding(c, testCell)}, Isolates: 1})
+	rt, err := worker.New(script, worker.Config{Bindings: map[string]worker.Binding{"DB": d1js.Binding(c, testCell)}, Isolates: 1})
 	if err != nil {
 		t.Fatal(err)
 	}

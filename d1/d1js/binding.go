@@ -1,4 +1,8 @@
-package d1
+// Package d1js is the JavaScript side of D1: the env value of a
+// d1_databases binding (a D1Database, binding.js) over a cell.Caller. It
+// is the only D1 code that knows goja and package worker; package d1
+// stays free of the JS engine.
+package d1js
 
 import (
 	_ "embed"
@@ -8,6 +12,7 @@ import (
 	"github.com/dop251/goja"
 
 	"github.com/celldgo/celld/cell"
+	"github.com/celldgo/celld/d1"
 	"github.com/celldgo/celld/worker"
 )
 
@@ -16,10 +21,10 @@ var bindingSource string
 
 // bindingProgram is compiled once and run in every isolate that has a D1
 // binding.
-var bindingProgram = goja.MustCompile("d1/binding.js", bindingSource, true)
+var bindingProgram = goja.MustCompile("d1/d1js/binding.js", bindingSource, true)
 
 // Binding is the env value of a d1_databases binding: a D1Database whose
-// queries go through c to the database's cell (see CellName). Errors are
+// queries go through c to the database's cell (see d1.CellName). Errors are
 // thrown as workerd throws them: the cell's errors carry their prefix
 // already; a failure to reach the cell is a D1_ERROR.
 func Binding(c cell.Caller, cellName string) worker.Binding {
@@ -42,7 +47,7 @@ func Binding(c cell.Caller, cellName string) worker.Binding {
 					if err != nil {
 						msg := err.Error()
 						if !strings.HasPrefix(msg, "D1_") {
-							msg = PrefixError + msg
+							msg = d1.PrefixError + msg
 						}
 						return vm.NewArray(msg, goja.Null()), nil
 					}
