@@ -3,7 +3,6 @@ package cli
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -13,7 +12,6 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/charmbracelet/x/term"
 	"github.com/urfave/cli/v3"
 
 	"github.com/celldgo/celld/d1"
@@ -230,7 +228,7 @@ func d1ExecuteCommand(g *globals) *cli.Command {
 				return err
 			}
 			out, errw := cmd.Root().Writer, cmd.Root().ErrWriter
-			asJSON := o.JSON || !d1IsTerminal(out)
+			asJSON := o.JSON || !isTerminal(out)
 			if o.File != "" && (len(sql) >= d1ImportThreshold || strings.HasPrefix(sql, d1ExportHeader)) {
 				return g.withD1(ctx, t, func(c *d1.Client) error {
 					return d1Import(ctx, c, o.File, sql, out, errw, asJSON, o.JSON)
@@ -260,22 +258,32 @@ func d1ExecuteCommand(g *globals) *cli.Command {
 // {"error": {"text"}} on stdout too. A SQL error reads as Wrangler prints
 // it: SQLite's message without the binding's D1_ERROR prefix.
 func d1Fail(out io.Writer, asJSON bool, err error) error {
-	var re *RequestError
-	if !errors.As(err, &re) && !isD1SQLError(err) {
+	if !isD1Refusal(err) {
 		return reachErr(err)
 	}
-	msg := strings.TrimPrefix(err.Error(), d1.PrefixError)
+	msg := err.Error()
+	var de *d1.Error
+	var re *RequestError
+	switch {
+	case errors.As(err, &de) && de.Prefix == d1.PrefixError:
+		msg = de.Msg
+	case errors.As(err, &re) && re.Code+": " == d1.PrefixError:
+		msg = strings.TrimPrefix(re.Message, d1.PrefixError)
+	}
 	if asJSON {
-		d1WriteJSON(out, map[string]any{"error": map[string]string{"text": msg}})
+		writeJSON(out, map[string]any{"error": map[string]string{"text": msg}})
 	}
 	return &Error{Err: errors.New(msg), Code: ExitFailure}
 }
 
-// isD1SQLError recognizes a handler's error that reached us without a
-// RequestError around it (a caller that runs the handler in-process).
-func isD1SQLError(err error) bool {
+// isD1Refusal recognizes the database's refusal of a request, by type:
+// a RequestError (from the cell, here or on its owner) or, from a handler
+// run in-process, the d1 package's own errors.
+func isD1Refusal(err error) bool {
+	var re *RequestError
+	var de *d1.Error
 	var se *d1.StatementError
-	return errors.As(err, &se) || strings.HasPrefix(err.Error(), "D1_") || errors.Is(err, d1.ErrSeveralTransactions)
+	return errors.As(err, &re) || errors.As(err, &de) || errors.As(err, &se) || errors.Is(err, d1.ErrSeveralTransactions)
 }
 
 func d1Import(ctx context.Context, c *d1.Client, file, sql string, out, errw io.Writer, asJSON, errJSON bool) error {
@@ -319,7 +327,7 @@ func d1Import(ctx context.Context, c *d1.Client, file, sql string, out, errw io.
 		return d1BoxTable(out, []string{"Total queries executed", "Rows read", "Rows written", "Database size (MB)"},
 			[][]string{{fmt.Sprint(res.Statements), fmt.Sprint(res.RowsRead), fmt.Sprint(res.RowsWritten), summary[3].v.(string)}})
 	}
-	return d1WriteJSON(out, []d1Object{{
+	return writeJSON(out, []d1Object{{
 		{"results", []d1Object{summary}},
 		{"success", true},
 		{"finalBookmark", res.Bookmark},
@@ -343,7 +351,7 @@ func renderD1Results(w io.Writer, res []d1.Result) error {
 		}
 		out[i] = d1Object{{"results", rows}, {"success", true}, {"meta", d1Object{{"duration", r.Meta.Duration}}}}
 	}
-	return d1WriteJSON(w, out)
+	return writeJSON(w, out)
 }
 
 func d1JSONValue(v any) any {
@@ -478,13 +486,13 @@ func (o d1Object) MarshalJSON() ([]byte, error) {
 		if i > 0 {
 			b.WriteByte(',')
 		}
-		k, err := d1Marshal(f.k)
+		k, err := marshalJSON(f.k)
 		if err != nil {
 			return nil, err
 		}
 		b.Write(k)
 		b.WriteByte(':')
-		v, err := d1Marshal(f.v)
+		v, err := marshalJSON(f.v)
 		if err != nil {
 			return nil, err
 		}
@@ -492,31 +500,6 @@ func (o d1Object) MarshalJSON() ([]byte, error) {
 	}
 	b.WriteByte('}')
 	return b.Bytes(), nil
-}
-
-// d1Marshal is json.Marshal without HTML escaping, as JavaScript's
-// JSON.stringify writes <, > and &.
-func d1Marshal(v any) ([]byte, error) {
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return nil, err
-	}
-	return bytes.TrimRight(b.Bytes(), "\n"), nil
-}
-
-// d1WriteJSON prints v indented by two spaces, without HTML escaping.
-func d1WriteJSON(w io.Writer, v any) error {
-	enc := json.NewEncoder(w)
-	enc.SetEscapeHTML(false)
-	enc.SetIndent("", "  ")
-	return enc.Encode(v)
-}
-
-func d1IsTerminal(w io.Writer) bool {
-	f, ok := w.(*os.File)
-	return ok && term.IsTerminal(f.Fd())
 }
 
 func d1MigrationsListCommand(g *globals) *cli.Command {
@@ -547,7 +530,7 @@ func d1MigrationsListCommand(g *globals) *cli.Command {
 					for i, f := range pending {
 						names[i] = f.Name
 					}
-					return d1WriteJSON(out, d1Object{{"database", t.Name}, {"cell", t.Cell}, {"applied", applied}, {"pending", names}})
+					return writeJSON(out, d1Object{{"database", t.Name}, {"cell", t.Cell}, {"applied", applied}, {"pending", names}})
 				}
 				return d1RenderPending(out, pending)
 			})
@@ -620,15 +603,14 @@ func d1MigrationsApplyCommand(g *globals, name string) *cli.Command {
 					if failed != nil {
 						f = failed
 					}
-					if err := d1WriteJSON(out, d1Object{{"database", t.Name}, {"cell", t.Cell}, {"applied", done}, {"failed", f}}); err != nil {
+					if err := writeJSON(out, d1Object{{"database", t.Name}, {"cell", t.Cell}, {"applied", done}, {"failed", f}}); err != nil {
 						return err
 					}
 				}
 				if merr != nil {
 					var me *d1.MigrationError
 					if errors.As(merr, &me) {
-						var re *RequestError
-						if !errors.As(me.Err, &re) && !isD1SQLError(me.Err) {
+						if !isD1Refusal(me.Err) {
 							return reachErr(me.Err)
 						}
 						return &Error{Err: fmt.Errorf("Migration %s failed with the following errors:\n%s", me.Name, me.Err), Code: ExitFailure,

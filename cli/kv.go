@@ -13,7 +13,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/charmbracelet/x/term"
 	"github.com/urfave/cli/v3"
 
 	"github.com/celldgo/celld/kv"
@@ -345,21 +344,18 @@ func kvKeyListCommand(g *globals) *cli.Command {
 			}); err != nil {
 				return err
 			}
-			return kvWriteJSON(cmd.Root().Writer, keys)
+			return kvWriteKeys(cmd.Root().Writer, keys)
 		},
 	}
 }
 
-// kvWriteJSON prints v as JavaScript's JSON.stringify(v, null, 2)
-// would (with a newline).
-func kvWriteJSON(w io.Writer, v any) error {
-	if keys, ok := v.([]kv.ListedKey); ok && keys == nil {
-		v = []kv.ListedKey{}
+// kvWriteKeys prints a key listing as JavaScript's JSON.stringify(keys,
+// null, 2) would (an empty listing as []).
+func kvWriteKeys(w io.Writer, keys []kv.ListedKey) error {
+	if keys == nil {
+		keys = []kv.ListedKey{}
 	}
-	enc := json.NewEncoder(w)
-	enc.SetEscapeHTML(false)
-	enc.SetIndent("", "  ")
-	return enc.Encode(v)
+	return writeJSON(w, keys)
 }
 
 // kvErr maps a namespace's refusal (or a failure to reach it) to an exit.
@@ -413,7 +409,7 @@ func kvBulkPutCommand(g *globals) *cli.Command {
 			}); err != nil {
 				return err
 			}
-			_, err = fmt.Fprintln(cmd.Root().Writer, "Success!")
+			err = success(cmd.Root().Writer)
 			return err
 		},
 	}
@@ -459,7 +455,9 @@ func kvBulkGetCommand(g *globals) *cli.Command {
 				return err
 			}
 			if !o.JSON {
-				_, err = fmt.Fprint(w, "\nSuccess!\n")
+				if _, err = fmt.Fprintln(w); err == nil {
+					err = success(w)
+				}
 			}
 			return err
 		},
@@ -514,7 +512,7 @@ func kvBulkDeleteCommand(g *globals) *cli.Command {
 					question = fmt.Sprintf("Are you sure you want to delete all the keys read from %q from kv-namespace %s?", filepath.Base(file), display)
 				}
 				in, ok := cmd.Root().Reader.(*os.File)
-				if !ok || !kvIsTerminal(in) {
+				if !ok || !isTerminal(in) {
 					return &Error{Err: errors.New(question + " (no terminal to ask on)"), Code: ExitUsage, Hint: "pass --force"}
 				}
 				fmt.Fprint(w, question+" (y/N) ")
@@ -532,7 +530,7 @@ func kvBulkDeleteCommand(g *globals) *cli.Command {
 			}); err != nil {
 				return err
 			}
-			_, err = fmt.Fprintln(w, "Success!")
+			err = success(w)
 			return err
 		},
 	}
@@ -556,7 +554,7 @@ type kvProgress struct {
 
 func newKVProgress(w io.Writer, verb string) *kvProgress {
 	f, ok := w.(*os.File)
-	return &kvProgress{w: w, verb: verb, tty: ok && kvIsTerminal(f)}
+	return &kvProgress{w: w, verb: verb, tty: ok && isTerminal(f)}
 }
 
 func (p *kvProgress) update(done, total int) {
@@ -580,5 +578,3 @@ func (p *kvProgress) finish() {
 		p.drew = false
 	}
 }
-
-func kvIsTerminal(f *os.File) bool { return term.IsTerminal(f.Fd()) }
