@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -111,7 +110,5 @@ func renderDeployJSON(w io.Writer, r deploy.Result, location string) error {
 		Location string `json:"location"`
 		DryRun   bool   `json:"dry_run"`
 	}{r.Worker, r.Version, location, r.DryRun}
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(out)
+	return writeJSON(w, out)
 }

@@ -100,7 +100,7 @@ func serveCommand(g *globals) *cli.Command {
 				StateDir: stateDir, IdleEvict: time.Duration(idle) * time.Second, MaxResident: int(maxResident),
 				LTXRetention: time.Duration(retention) * time.Second,
 				Releases:     int(releases), DrainTimeout: time.Duration(drainMS) * time.Millisecond,
-				Builtins: builtinHandlers, Hibernate: time.Duration(hibernate) * time.Second,
+				Builtins: builtinKinds, Hibernate: time.Duration(hibernate) * time.Second,
 				MaxCellBytes: maxCellMB << 20,
 			})
 			var fe *server.FenceError

@@ -177,4 +177,7 @@ const PeerCellCallPath = "/peer/v1/cell/call"
 // PeerCellError is the body of a 422 from PeerCellCallPath.
 type PeerCellError struct {
 	Error string `json:"error"`
+	// Code classifies the refusal when the handler named its class (D1's
+	// "D1_ERROR"…); older nodes leave it out.
+	Code string `json:"code,omitempty"`
 }

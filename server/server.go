@@ -19,6 +19,7 @@ import (
 	"github.com/celldgo/celld/cell"
 	"github.com/celldgo/celld/diagnose"
 	"github.com/celldgo/celld/fleet"
+	"github.com/celldgo/celld/host"
 )
 
 // Options configure a node.
@@ -55,9 +56,9 @@ type Options struct {
 	Releases int
 	// DrainTimeout bounds a drain (CELLD_SHUTDOWN_DRAIN_MS). Default 25s.
 	DrainTimeout time.Duration
-	// Builtins run built-in cells (d1:, kv:) by kind. Default:
-	// DefaultBuiltins().
-	Builtins map[string]cell.Handler
+	// Builtins are the built-in cell kinds (d1:, kv:) the node hosts.
+	// Default: DefaultBuiltins().
+	Builtins []host.Kind
 	// Hibernate: a Durable Object idle this long drops its isolate and
 	// stays resident; its next event re-runs the constructor. Default
 	// worker.DefaultHibernateAfter; negative: never.
@@ -165,10 +166,10 @@ func Run(ctx context.Context, o Options) error {
 	objs.max = o.MaxResident
 	objs.retention = o.LTXRetention
 	objs.hibernate = o.Hibernate
-	objs.builtins = o.Builtins
-	if objs.builtins == nil {
-		objs.builtins = DefaultBuiltins()
+	if o.Builtins == nil {
+		o.Builtins = DefaultBuiltins()
 	}
+	objs.builtins = host.NewRegistry(o.Builtins...)
 	if o.Releases <= 0 {
 		o.Releases = 128
 	}

@@ -1,5 +1,5 @@
 // The env object of a kv_namespaces binding. Evaluates to a factory that
-// takes the natives (kv/binding.go) and returns the namespace. Argument
+// takes the natives (kv/kvjs/binding.go) and returns the namespace. Argument
 // checks and their texts are workerd's (src/workerd/api/kv.c++); failures
 // the KV service reports arrive from Go as "KV <OP> failed: ..." messages
 // and are thrown as plain Errors, as workerd does.

@@ -1,4 +1,8 @@
-package kv
+// Package kvjs is the JavaScript side of Workers KV: the env value of a
+// kv_namespaces binding (a KvNamespace, binding.js) over a cell.Caller.
+// It is the only KV code that knows goja and package worker; package kv
+// stays free of the JS engine.
+package kvjs
 
 import (
 	"context"
@@ -10,6 +14,7 @@ import (
 	"github.com/dop251/goja"
 
 	"github.com/celldgo/celld/cell"
+	"github.com/celldgo/celld/kv"
 	"github.com/celldgo/celld/worker"
 )
 
@@ -17,7 +22,7 @@ import (
 var bindingSource string
 
 // bindingProgram is compiled once and run in every isolate.
-var bindingProgram = goja.MustCompile("kv/binding.js", bindingSource, true)
+var bindingProgram = goja.MustCompile("kv/kvjs/binding.js", bindingSource, true)
 
 // Binding is the env value of a kv_namespaces binding: a KvNamespace whose
 // calls go through c to the namespace's cell, kv:<namespaceID>. Argument
@@ -25,7 +30,7 @@ var bindingProgram = goja.MustCompile("kv/binding.js", bindingSource, true)
 // binding.js); a failure the namespace reports rejects with a plain Error
 // carrying its text.
 func Binding(c cell.Caller, namespaceID string) worker.Binding {
-	client := NewClient(c, namespaceID)
+	client := kv.NewClient(c, namespaceID)
 	return func(h *worker.Host) (goja.Value, error) {
 		vm := h.VM()
 		f, err := vm.RunProgram(bindingProgram)
@@ -61,7 +66,7 @@ func Binding(c cell.Caller, namespaceID string) worker.Binding {
 // settled on the isolate's loop; the request runs off it.
 type natives struct {
 	h      *worker.Host
-	client *Client
+	client *kv.Client
 }
 
 type settle = func(*goja.Runtime) (goja.Value, error)
@@ -149,7 +154,7 @@ func (n natives) getBulk(call goja.FunctionCall) goja.Value {
 // put(key, string | Uint8Array, expiration?, expirationTtl?, metadataJSON?)
 func (n natives) put(call goja.FunctionCall) goja.Value {
 	vm := n.h.VM()
-	p := Pair{Key: call.Argument(0).String()}
+	p := kv.Pair{Key: call.Argument(0).String()}
 	switch v := call.Argument(1).Export().(type) {
 	case string:
 		p.Value = []byte(v)
@@ -200,12 +205,12 @@ func (n natives) delete(call goja.FunctionCall) goja.Value {
 
 // list(prefix, cursor, limit) -> the page as JSON text
 func (n natives) list(call goja.FunctionCall) goja.Value {
-	o := ListOptions{Prefix: call.Argument(0).String(), Cursor: call.Argument(1).String(), Limit: int(call.Argument(2).ToInteger())}
+	o := kv.ListOptions{Prefix: call.Argument(0).String(), Cursor: call.Argument(1).String(), Limit: int(call.Argument(2).ToInteger())}
 	return n.async(func(ctx context.Context) settle {
 		res, err := n.client.List(ctx, o)
 		var text []byte
 		if err == nil {
-			text, err = encode(res)
+			text, err = res.JSON()
 		}
 		return func(vm *goja.Runtime) (goja.Value, error) {
 			if err != nil {

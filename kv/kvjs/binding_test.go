@@ -1,4 +1,4 @@
-package kv
+package kvjs
 
 import (
 	"context"
@@ -13,6 +13,7 @@ import (
 
 	"github.com/celldgo/celld/deploy"
 	"github.com/celldgo/celld/internal/conformance"
+	"github.com/celldgo/celld/kv"
 	"github.com/celldgo/celld/worker"
 )
 
@@ -92,8 +93,10 @@ export default {
 
 func TestBinding_API(t *testing.T) {
 	start := time.Now()
-	clock := setClock(t, start)
+	cur := start
+	clock := &cur
 	lc := newLocalCaller(t)
+	lc.handle = kv.HandleAt(func() time.Time { return *clock })
 	rt := newRuntime(t, "api", []byte(transpile(t, evalWorker)), map[string]worker.Binding{"KV": Binding(lc, testNS)})
 	check := func(name, js, want string) {
 		t.Helper()

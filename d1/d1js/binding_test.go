@@ -1,8 +1,7 @@
-package d1_test
+package d1js_test
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net/http"
 	"os"
@@ -12,7 +11,9 @@ import (
 
 	"github.com/celldgo/celld/cell"
 	"github.com/celldgo/celld/d1"
+	"github.com/celldgo/celld/d1/d1js"
 	"github.com/celldgo/celld/deploy"
+	"github.com/celldgo/celld/host"
 	"github.com/celldgo/celld/worker"
 )
 
@@ -47,7 +48,7 @@ func newEvalRuntime(t testing.TB, c cell.Caller) *worker.Runtime {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rt, err := worker.New(script, worker.Config{Bindings: map[string]worker.Binding{"DB": d1.Binding(c, testCell)}, Isolates: 1})
+	rt, err := worker.New(script, worker.Config{Bindings: map[string]worker.Binding{"DB": d1js.Binding(c, testCell)}, Isolates: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -141,13 +142,19 @@ func TestBinding_API(t *testing.T) {
 // errors keep their prefix.
 func TestBinding_callErrors(t *testing.T) {
 	rt := newEvalRuntime(t, cell.CallerFunc(func(_ context.Context, name string, req []byte) ([]byte, error) {
-		if strings.HasPrefix(string(req), `{"op":"exec"}`) {
-			return nil, errors.New(d1.PrefixExecError + "Error in line 1: x: boom")
+		switch {
+		case strings.HasPrefix(string(req), `{"op":"exec"}`):
+			// As a refusal arrives from a cell on a peer: text and code.
+			return nil, &host.RequestError{Message: d1.PrefixExecError + "Error in line 1: x: boom", Code: "D1_EXEC_ERROR"}
+		case strings.Contains(string(req), "local"):
+			// As it comes from a handler run in-process.
+			return nil, &d1.Error{Prefix: d1.PrefixError, Msg: "no such table: local"}
 		}
 		return nil, fmt.Errorf("cell %s: owner unreachable", name)
 	}))
-	got := eval(t, rt, `return [await env.DB.prepare("SELECT 1").all().catch((e) => e.message), await env.DB.exec("x").catch((e) => e.message)]`)
-	want := `["D1_ERROR: cell d1:test-db: owner unreachable","D1_EXEC_ERROR: Error in line 1: x: boom"]`
+	got := eval(t, rt, `return [await env.DB.prepare("SELECT 1").all().catch((e) => e.message), await env.DB.exec("x").catch((e) => e.message),
+		await env.DB.prepare("SELECT * FROM local").all().catch((e) => e.message)]`)
+	want := `["D1_ERROR: cell d1:test-db: owner unreachable","D1_EXEC_ERROR: Error in line 1: x: boom","D1_ERROR: no such table: local"]`
 	if got != want {
 		t.Errorf("got  %s\nwant %s", got, want)
 	}

@@ -1,4 +1,4 @@
-package d1_test
+package d1js_test
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/celldgo/celld/d1"
+	"github.com/celldgo/celld/d1/d1js"
 	"github.com/celldgo/celld/deploy"
 	"github.com/celldgo/celld/internal/conformance"
 	"github.com/celldgo/celld/worker"
@@ -47,7 +48,7 @@ func replay(t *testing.T, dir string, cfg *deploy.Config) {
 	caller := newLocalCaller(t)
 	bindings := map[string]worker.Binding{}
 	for _, db := range cfg.D1Databases {
-		bindings[db.Binding] = d1.Binding(caller, d1.CellName(db.DatabaseID, db.DatabaseName))
+		bindings[db.Binding] = d1js.Binding(caller, d1.CellName(db.DatabaseID, db.DatabaseName))
 	}
 	bundle, err := deploy.Bundle(dir, cfg.Main)
 	if err != nil {
