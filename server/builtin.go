@@ -40,6 +40,9 @@ func (o *objects) dataBindings(dep *deploy.Deployment) map[string]worker.Binding
 	for _, ns := range dep.Manifest.KVNamespaces {
 		out[ns.Binding] = kv.Binding(o, ns.ID)
 	}
+	for name, b := range o.r2Bindings(dep) {
+		out[name] = b
+	}
 	return out
 }
 
