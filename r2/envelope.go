@@ -83,7 +83,7 @@ func (b *Bucket) record(key string, oi bucket.ObjectInfo) *Object {
 			ContentDisposition: oi.Meta.ContentDisposition, ContentEncoding: oi.Meta.ContentEncoding,
 			CacheControl: oi.Meta.CacheControl,
 		},
-		Custom: map[string]string{}, Checksums: map[string]string{}, StorageClass: "Standard",
+		Custom: map[string]string{}, Checksums: map[string]string{},
 	}
 	var e envelope
 	if raw, ok := oi.Meta.User[EnvelopeKey]; ok && json.Unmarshal([]byte(raw), &e) == nil && e.V == 1 {

@@ -22,7 +22,6 @@ import (
 const (
 	MaxKeyBytes      = 1024
 	MaxListLimit     = 1000
-	MaxDeleteKeys    = 1000
 	MaxMetadataBytes = 2048
 	// PartSize is the size of each part a streamed put of unknown length
 	// (or any put larger than one part) is uploaded in, and so the memory
@@ -363,9 +362,6 @@ func (r *GetRange) bucketRange() (*bucket.Range, error) {
 
 // Delete removes keys; missing ones are not an error.
 func (b *Bucket) Delete(ctx context.Context, keys ...string) error {
-	if len(keys) > MaxDeleteKeys {
-		return &Error{Op: "delete", Code: CodeInvalidArgument, Message: fmt.Sprintf("Delete of %d keys exceeds the limit of %d.", len(keys), MaxDeleteKeys)}
-	}
 	for _, k := range keys {
 		if err := checkKey("delete", k); err != nil {
 			return err

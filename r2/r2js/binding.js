@@ -33,6 +33,16 @@
     return out;
   };
 
+  // etagsOf reads an R2Conditional etag: bare, never quoted, or "*".
+  const etagsOf = (v) => {
+    v = String(v);
+    if (v === "*") return [{ wildcard: true }];
+    if (v.startsWith('"') && v.endsWith('"') && v.length >= 2) {
+      throw new TypeError(`Conditional ETag should not be wrapped in quotes (${v}).`);
+    }
+    return [{ value: v }];
+  };
+
   const conditional = (onlyIf) => {
     if (onlyIf === undefined || onlyIf === null) return undefined;
     if (onlyIf instanceof Headers) {
@@ -47,8 +57,8 @@
     }
     if (!isObject(onlyIf)) throw new TypeError("onlyIf must be an R2Conditional or a Headers object.");
     const c = {};
-    if (onlyIf.etagMatches !== undefined) c.etagMatches = parseEtags(onlyIf.etagMatches);
-    if (onlyIf.etagDoesNotMatch !== undefined) c.etagDoesNotMatch = parseEtags(onlyIf.etagDoesNotMatch);
+    if (onlyIf.etagMatches !== undefined) c.etagMatches = etagsOf(onlyIf.etagMatches);
+    if (onlyIf.etagDoesNotMatch !== undefined) c.etagDoesNotMatch = etagsOf(onlyIf.etagDoesNotMatch);
     if (onlyIf.uploadedBefore !== undefined) c.uploadedBefore = dateMs(onlyIf.uploadedBefore, "uploadedBefore");
     if (onlyIf.uploadedAfter !== undefined) c.uploadedAfter = dateMs(onlyIf.uploadedAfter, "uploadedAfter");
     if (onlyIf.secondsGranularity) c.secondsGranularity = true;
@@ -78,8 +88,10 @@
         r[k] = Math.trunc(n);
       }
     }
-    if (r.suffix !== undefined && (r.offset !== undefined || r.length !== undefined)) {
-      throw new TypeError("Suffix is incompatible with offset and length.");
+    if (r.suffix !== undefined) {
+      if (r.offset !== undefined) throw new TypeError("Suffix is incompatible with offset.");
+      if (r.length !== undefined) throw new TypeError("Suffix is incompatible with length.");
+      if (r.suffix < 0) throw new RangeError(`Invalid suffix. Suffix (${r.suffix}) must be greater than or equal to 0.`);
     }
     if (r.offset !== undefined && r.offset < 0) throw new RangeError("Invalid range. Offset must be non-negative.");
     if (r.length !== undefined && r.length < 0) throw new RangeError("Invalid range. Length must be non-negative.");
