@@ -79,6 +79,9 @@ type KVNamespace struct {
 	ID      string `json:"id"`
 }
 
+// r2BucketName is the bucket names Cloudflare (and Wrangler) accept.
+var r2BucketName = regexp.MustCompile(`^[a-z0-9][a-z0-9-]{1,61}[a-z0-9]$`)
+
 // R2Bucket binds an R2 bucket to env.<Binding>.
 type R2Bucket struct {
 	Binding    string `json:"binding"`
@@ -127,7 +130,7 @@ type Capabilities struct {
 
 // Served is what this build of celld's runtime serves. An issue that
 // teaches the worker package a binding kind flips its field here.
-func Served() Capabilities { return Capabilities{D1: true, KV: true} }
+func Served() Capabilities { return Capabilities{D1: true, KV: true, R2: true} }
 
 // ConfigNames are the file names a project's config may have, in the order
 // they are looked for.
@@ -531,6 +534,9 @@ func (c *Config) validateBindings() []string {
 		bind(at, r.Binding)
 		if r.BucketName == "" {
 			add(`%s (binding %s): "bucket_name" is required`, at, r.Binding)
+		} else if !r2BucketName.MatchString(r.BucketName) {
+			// Wrangler's check and text (bucketFormatMessage).
+			add(`%s.bucket_name=%q is invalid. Bucket names must begin and end with an alphanumeric character, only contain lowercase letters, numbers, and hyphens, and be between 3 and 63 characters long.`, at, r.BucketName)
 		}
 	}
 	for i, p := range c.Queues.Producers {

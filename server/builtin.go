@@ -67,6 +67,9 @@ func (o *objects) dataBindings(dep *deploy.Deployment) map[string]worker.Binding
 	for _, f := range bindingFactories {
 		maps.Copy(out, f(&dep.Manifest, env))
 	}
+	for name, b := range o.r2Bindings(dep) {
+		out[name] = b
+	}
 	return out
 }
 

@@ -37,7 +37,7 @@ func unserved(t *testing.T, dir string) []string {
 	if len(cfg.KVNamespaces) > 0 && !served.KV {
 		missing = append(missing, "kv_namespaces")
 	}
-	if len(cfg.R2Buckets) > 0 {
+	if len(cfg.R2Buckets) > 0 && !served.R2 {
 		missing = append(missing, "r2_buckets")
 	}
 	if len(cfg.Queues.Producers) > 0 || len(cfg.Queues.Consumers) > 0 {
