@@ -394,7 +394,7 @@ func r2HeadCommand(g *globals, wrangler bool) *cli.Command {
 			w := cmd.Root().Writer
 			if asJSON {
 				h := obj.HTTP
-				return kvWriteJSON(w, r2Record{Key: obj.Key, Size: obj.Size, ETag: obj.ETag, Version: obj.Version,
+				return writeJSON(w, r2Record{Key: obj.Key, Size: obj.Size, ETag: obj.ETag, Version: obj.Version,
 					Uploaded: obj.Uploaded.UnixMilli(), HTTP: &h, Custom: obj.Custom, Checksums: obj.Checksums, StorageClass: obj.StorageClass})
 			}
 			fmt.Fprintf(w, "key: %s\nsize: %d\netag: %s\nuploaded: %s\n", obj.Key, obj.Size, obj.ETag, obj.Uploaded.UTC().Format(time.RFC3339Nano))
@@ -478,7 +478,7 @@ func r2ListCommand(g *globals) *cli.Command {
 			}
 			w := cmd.Root().Writer
 			if asJSON {
-				return kvWriteJSON(w, rows)
+				return writeJSON(w, rows)
 			}
 			for _, r := range rows {
 				fmt.Fprintln(w, r.Key)
@@ -501,7 +501,7 @@ func boundHeap() {
 // terminal, about once a second; otherwise it is r itself.
 func withProgress(w io.Writer, r io.ReadCloser, size int64, verb string) io.Reader {
 	f, ok := w.(*os.File)
-	if !ok || !kvIsTerminal(f) || (size >= 0 && size < 8<<20) {
+	if !ok || !isTerminal(f) || (size >= 0 && size < 8<<20) {
 		return r
 	}
 	p := &progressReader{r: r, w: w, size: size, verb: verb, start: time.Now()}
