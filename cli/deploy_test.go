@@ -175,8 +175,8 @@ func TestDeployBadProject(t *testing.T) {
 		{"missing main", map[string]string{"wrangler.jsonc": `{"name":"w","main":"src/index.ts"}`},
 			`wrangler.jsonc: main "src/index.ts" does not exist`},
 		{"unserved binding", map[string]string{
-			"wrangler.jsonc": `{"name":"w","main":"index.js","r2_buckets":[{"binding":"FILES","bucket_name":"f"}]}`, "index.js": "export default {}"},
-			`binding kind r2_buckets (binding FILES) is not served by this celld yet`},
+			"wrangler.jsonc": `{"name":"w","main":"index.js","queues":{"producers":[{"binding":"JOBS","queue":"jobs"}]}}`, "index.js": "export default {}"},
+			`(binding JOBS) is not served by this celld yet`},
 		{"no config", map[string]string{"index.js": "export default {}"}, "no wrangler.jsonc or wrangler.json in"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
