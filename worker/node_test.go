@@ -1,0 +1,56 @@
+package worker_test
+
+import (
+	"encoding/json"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/celldgo/celld/worker"
+)
+
+// nodeRun runs body (the body of an async function that may use require)
+// in a nodejs_compat_v2 isolate and returns its result as JSON text.
+func nodeRun(t *testing.T, mode worker.NodeMode, body string) string {
+	t.Helper()
+	rt := newRuntime(t, `module.exports.default = { async fetch() {
+  try {
+    const r = await (async () => {`+body+`
+    })();
+    return new Response(JSON.stringify(r === undefined ? null : r));
+  } catch (e) {
+    return new Response(JSON.stringify({ threw: String(e && e.stack || e) }), { status: 500 });
+  }
+} };`, worker.Config{Isolates: 1, Node: mode, Vars: map[string]any{"NAME": "x", "N": 5}})
+	resp := fetch(t, rt, "GET", "/", nil)
+	if resp.Status != 200 {
+		t.Fatalf("status %d: %s", resp.Status, resp.Body)
+	}
+	return string(resp.Body)
+}
+
+// nodeCheck runs body and compares its JSON result with want.
+func nodeCheck(t *testing.T, body string, want any) {
+	t.Helper()
+	got := nodeRun(t, worker.NodeV2, body)
+	var g any
+	if err := json.Unmarshal([]byte(got), &g); err != nil {
+		t.Fatalf("result %s: %v", got, err)
+	}
+	wb, _ := json.Marshal(want)
+	var w any
+	_ = json.Unmarshal(wb, &w)
+	if !reflect.DeepEqual(g, w) {
+		t.Errorf("got  %s\nwant %s", got, wb)
+	}
+}
+
+func TestNode_Smoke(t *testing.T) {
+	out := nodeRun(t, worker.NodeV2, `
+  const { Buffer } = require("node:buffer");
+  return [Buffer.from("hello").toString("base64"), typeof globalThis.Buffer, Buffer === globalThis.Buffer, process.env.NAME];`)
+	if !strings.Contains(out, `"aGVsbG8="`) {
+		t.Errorf("got %s", out)
+	}
+	t.Log(out)
+}
