@@ -54,3 +54,18 @@ func TestNode_Smoke(t *testing.T) {
 	}
 	t.Log(out)
 }
+
+func TestNode_Quick(t *testing.T) {
+	t.Log(nodeRun(t, worker.NodeV2, `
+  const util = require("node:util");
+  const { Readable, Transform, pipeline, Writable } = require("node:stream");
+  const EventEmitter = require("node:events");
+  const e = new EventEmitter(); let got = []; e.on("x", (a) => got.push(a)); e.once("x", (a) => got.push("once" + a)); e.emit("x", 1); e.emit("x", 2);
+  const up = new Transform({ transform(c, enc, cb) { cb(null, c.toString().toUpperCase()); } });
+  const out = [];
+  const sink = new Writable({ write(c, enc, cb) { out.push(c.toString()); cb(); } });
+  await new Promise((res, rej) => pipeline(Readable.from(["a", "b", "c"]), up, sink, (err) => err ? rej(err) : res()));
+  const chunks = [];
+  const it = Readable.from([1, 2, 3])[Symbol.asyncIterator](); for (let r = await it.next(); !r.done; r = await it.next()) chunks.push(r.value);
+  return [got, out, chunks, util.inspect({a:[1,2,{b:new Map([[1,2]])}], s:"x", d:new Date(0), u:undefined, f(){}, sym:Symbol("q")}), util.format("%s %d %i %j %o %%", "a", 1.5, 2.7, {x:1}, [1]), util.inspect(Buffer.from("hello"))];`))
+}
