@@ -7,9 +7,11 @@ import (
 	"crypto/hmac"
 	"crypto/md5"
 	"crypto/pbkdf2"
+	"crypto/rand"
 	"crypto/sha1"
 	"crypto/sha256"
 	"crypto/sha512"
+	"crypto/subtle"
 	"encoding"
 	"errors"
 	"hash"
@@ -234,6 +236,20 @@ func registerNodeCryptoNatives(set func(string, nativeFunc)) {
 		}
 		return v.Export()
 	}
+	// Random bytes and constant-time comparison of its own, so that this
+	// file does not depend on the WebCrypto natives.
+	set("nodeRandomBytes", func(iso *isolate, call goja.FunctionCall) goja.Value {
+		b := make([]byte, call.Argument(0).ToInteger())
+		_, _ = rand.Read(b)
+		return ab(iso.vm, b)
+	})
+	set("nodeRandomFill", func(iso *isolate, call goja.FunctionCall) goja.Value {
+		_, _ = rand.Read(iso.bytesArg(call.Argument(0)))
+		return goja.Undefined()
+	})
+	set("nodeTimingSafeEqual", func(iso *isolate, call goja.FunctionCall) goja.Value {
+		return iso.vm.ToValue(subtle.ConstantTimeCompare(iso.bytesArg(call.Argument(0)), iso.bytesArg(call.Argument(1))) == 1)
+	})
 	set("nodeHashes", func(iso *isolate, _ goja.FunctionCall) goja.Value { return iso.vm.NewArray(nodeHashes...) })
 	// hashNew(alg) / hmacNew(alg, key) -> handle, or null for an unknown algorithm
 	set("hashNew", func(iso *isolate, call goja.FunctionCall) goja.Value {

@@ -69,3 +69,20 @@ func TestNode_Quick(t *testing.T) {
   const it = Readable.from([1, 2, 3])[Symbol.asyncIterator](); for (let r = await it.next(); !r.done; r = await it.next()) chunks.push(r.value);
   return [got, out, chunks, util.inspect({a:[1,2,{b:new Map([[1,2]])}], s:"x", d:new Date(0), u:undefined, f(){}, sym:Symbol("q")}), util.format("%s %d %i %j %o %%", "a", 1.5, 2.7, {x:1}, [1]), util.inspect(Buffer.from("hello"))];`))
 }
+
+func TestNode_Quick2(t *testing.T) {
+	t.Log(nodeRun(t, worker.NodeV2, `
+  const c = require("node:crypto"); const zlib = require("node:zlib");
+  const h = c.createHash("sha256").update("abc").digest("hex");
+  const m = c.createHmac("sha256", "key").update("data").digest("base64");
+  const key = c.scryptSync("pw", "salt", 16).toString("hex");
+  const pb = c.pbkdf2Sync("pw", "salt", 1000, 16, "sha256").toString("hex");
+  const k = Buffer.alloc(32, 1), iv = Buffer.alloc(16, 2);
+  const ci = c.createCipheriv("aes-256-cbc", k, iv); const enc = Buffer.concat([ci.update("hello world"), ci.final()]);
+  const de = c.createDecipheriv("aes-256-cbc", k, iv); const dec = de.update(enc, undefined, "utf8") + de.final("utf8");
+  const g = zlib.gzipSync("hello hello hello"); const back = zlib.gunzipSync(g).toString();
+  const chunks = []; const gz = zlib.createGzip(); const gun = zlib.createGunzip();
+  gz.pipe(gun); gun.on("data", (d) => chunks.push(d));
+  await new Promise((res) => { gun.on("end", res); gz.end("stream me"); });
+  return [h, m, key, pb, enc.toString("hex"), dec, back, Buffer.concat(chunks).toString(), zlib.crc32("hello"), c.randomUUID().length];`))
+}
