@@ -31,6 +31,15 @@ func registerBufferNatives(set func(string, nativeFunc)) {
 			return iso.vm.ToValue(s.Length())
 		case "utf16le":
 			return iso.vm.ToValue(2 * s.Length())
+		case "hex":
+			return iso.vm.ToValue(s.Length() / 2)
+		case "base64", "base64url":
+			// Node's estimate from the length, not a decode.
+			n := s.Length()
+			for k := 0; k < 2 && n > 0 && s.CharAt(n-1) == '='; k++ {
+				n--
+			}
+			return iso.vm.ToValue(n * 3 / 4)
 		default:
 			return iso.vm.ToValue(len(encodeString(s, enc)))
 		}

@@ -36,7 +36,7 @@ function Buffer(arg, encodingOrOffset, length) {
 Object.setPrototypeOf(Buffer, Uint8Array);
 Buffer.prototype = FastBuffer.prototype;
 Object.defineProperty(FastBuffer.prototype, "constructor", { value: Buffer, writable: true, configurable: true });
-Buffer.poolSize = 8192;
+Buffer.poolSize = 0; // workerd has no pool
 
 const fromString = (s, enc) => wrap(native.bufFromString(s, normEnc(enc)));
 
@@ -125,7 +125,9 @@ Buffer.concat = function concat(list, totalLength) {
   if (list.length === 0) return new FastBuffer(0);
   let n = 0;
   for (let i = 0; i < list.length; i++) {
-    if (!isU8(list[i])) throw invalidArgType(`list[${i}]`, "an instance of Buffer or Uint8Array", list[i]);
+    if (!isU8(list[i])) {
+      throw new TypeError(`Incorrect type for array element ${i}: the provided value is not of type 'JsUint8Array'.`);
+    }
     n += list[i].length;
   }
   if (totalLength !== undefined) n = totalLength;
@@ -236,6 +238,7 @@ def("fill", function fill(value, offset, end, encoding) {
     bytes = fromString(value, enc);
     if (bytes.length === 0) {
       if (value.length === 0) { Uint8Array.prototype.fill.call(this, 0, offset, end); return this; }
+      if (enc === "hex") throw new TypeError("The text is not valid hex");
       throw invalidArgValue("value", value);
     }
   } else if (isU8(value)) {
@@ -333,7 +336,7 @@ const checkOffset = (buf, offset, size) => {
 };
 const checkValue = (value, min, max, bigint) => {
   if (bigint) {
-    if (typeof value !== "bigint") throw invalidArgType("value", "of type bigint", value);
+    if (typeof value !== "bigint") throw new TypeError("Cannot mix BigInt and other types, use explicit conversions");
   } else if (typeof value !== "number") {
     throw invalidArgType("value", "of type number", value);
   }

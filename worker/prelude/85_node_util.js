@@ -70,7 +70,7 @@ const quote = (s) => {
   });
   return q + (q === "'" ? body.replace(/'/g, "\\'") : body) + q;
 };
-const keyString = (k) => (typeof k === "symbol" ? `[${k.toString()}]` : identifier.test(k) ? k : quote(k));
+const keyString = (k) => (typeof k === "symbol" ? k.toString() : identifier.test(k) ? k : quote(k));
 
 function formatPrimitive(v, ctx) {
   switch (typeof v) {
@@ -113,10 +113,13 @@ function formatValue(ctx, v, depth, typedArrayLike) {
     }
   }
   if (ctx.seen.includes(v)) {
-    ctx.circular = true;
-    return "[Circular *1]";
+    if (!ctx.circular) ctx.circular = new Map();
+    if (!ctx.circular.has(v)) ctx.circular.set(v, ctx.circular.size + 1);
+    return `[Circular *${ctx.circular.get(v)}]`;
   }
-  return formatRaw(ctx, v, depth);
+  const s = formatRaw(ctx, v, depth);
+  if (ctx.circular && ctx.circular.has(v)) return `<ref *${ctx.circular.get(v)}> ${s}`;
+  return s;
 }
 
 function formatRaw(ctx, v, depth) {
@@ -190,6 +193,7 @@ function formatRaw(ctx, v, depth) {
     return `${ctor} { <items unknown> }`;
   } else if (types.isBoxedPrimitive(v)) {
     const t = toStringTag(v);
+    if (t === "String") keys = keys.filter((k) => !(String(k >>> 0) === k && k >>> 0 < v.length));
     base = `[${t}: ${formatPrimitive(v.valueOf(), ctx)}]`;
     if (keys.length + syms.length === 0) return base;
     braces = ["{", "}"];
