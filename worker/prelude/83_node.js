@@ -107,24 +107,11 @@ internal.validateNumber = (n, name, lo, hi) => {
     throw internal.outOfRange(name, `>= ${lo} && <= ${hi}`, n);
   }
 };
-// nextTick queue: drained in one microtask, ahead of promise jobs queued
-// after it.
-const ticks = [];
-let tickScheduled = false;
-const drainTicks = () => {
-  tickScheduled = false;
-  while (ticks.length) {
-    const [fn, args, frame] = ticks.shift();
-    const prev = native.alsFrame();
-    native.alsEnter(frame);
-    try { fn(...args); } catch (e) { internal.reportError(e); } finally { native.alsEnter(prev); }
-  }
-};
+// process.nextTick: each callback is a microtask of its own, in order
+// with promise jobs (workerd's order, unlike Node's separate tick queue).
+const resolvedTick = Promise.resolve();
 internal.nextTick = (fn, ...args) => {
-  internal.validateFunction(fn, "callback");
-  ticks.push([fn, args, native.alsFrame()]);
-  if (!tickScheduled) {
-    tickScheduled = true;
-    Promise.resolve().then(drainTicks);
-  }
+  resolvedTick.then(() => {
+    try { fn(...args); } catch (e) { internal.reportError(e); }
+  });
 };

@@ -41,11 +41,10 @@ class AsyncLocalStorage {
     const f = frame();
     return f ? f.get(this) : undefined;
   }
-  enterWith(store) {
-    const next = new Map(frame() || undefined);
-    next.set(this, store);
-    this.#enabled = true;
-    native.alsEnter(next);
+  enterWith() {
+    // workerd does not have it either: a store set this way would leak
+    // into whatever runs next on the isolate.
+    throw new Error("asyncLocalStorage.enterWith() is not implemented");
   }
   disable() {
     this.#enabled = false;
@@ -242,7 +241,8 @@ class Channel {
     this._subscribers = [];
     this._stores = new Map();
   }
-  get hasSubscribers() { return this._subscribers.length > 0 || this._stores.size > 0; }
+  // A method, not Node's getter: what workerd has.
+  hasSubscribers() { return this._subscribers.length > 0 || this._stores.size > 0; }
   subscribe(fn) { internal.validateFunction(fn, "subscription"); this._subscribers.push(fn); }
   unsubscribe(fn) {
     const i = this._subscribers.indexOf(fn);
@@ -280,7 +280,7 @@ const tracingChannel = (nameOrChannels) => {
   const tc = {};
   for (const n of names) tc[n] = typeof nameOrChannels === "string" ? channel(`tracing:${nameOrChannels}:${n}`) : nameOrChannels[n];
   Object.assign(tc, {
-    get hasSubscribers() { return names.some((n) => tc[n].hasSubscribers); },
+    get hasSubscribers() { return names.some((n) => tc[n].hasSubscribers()); },
     subscribe(h) { for (const n of names) if (h[n]) tc[n].subscribe(h[n]); },
     unsubscribe(h) { let ok = true; for (const n of names) if (h[n]) ok = tc[n].unsubscribe(h[n]) && ok; return ok; },
     traceSync(fn, context = {}, thisArg, ...args) {
@@ -337,7 +337,7 @@ const tracingChannel = (nameOrChannels) => {
 };
 internal["node:diagnostics_channel"] = {
   Channel, channel, tracingChannel,
-  hasSubscribers: (name) => (channels.has(name) ? channels.get(name).hasSubscribers : false),
+  hasSubscribers: (name) => (channels.has(name) ? channels.get(name).hasSubscribers() : false),
   subscribe: (name, fn) => channel(name).subscribe(fn),
   unsubscribe: (name, fn) => channel(name).unsubscribe(fn),
 };

@@ -27,6 +27,17 @@ const kReadable = {
 };
 function defaultMessage(actual, expected, operator) {
   if (operator === "fail") return "Failed";
+  if (operator === "strictEqual") {
+    return `Values are not strictly equal:\n\n\n[Diff] Actual / Expected\n\n\n-   ${inspectShort(actual)}\n+   ${inspectShort(expected)}\n`;
+  }
+  if (operator === "deepStrictEqual") {
+    const a = inspectShort(actual), b = inspectShort(expected);
+    let msg = `${kReadable.deepStrictEqual}\n+ actual - expected\n\n+ ${a}\n- ${b}`;
+    let i = 0;
+    while (i < a.length && i < b.length && a[i] === b[i]) i++;
+    if (i > 2) msg += `\n  ${" ".repeat(i)}^`;
+    return msg;
+  }
   const head = kReadable[operator];
   if (head && operator.startsWith("not")) return `${head}\n\n${inspectShort(expected)}\n`;
   if (head) return `${head}\n\n${inspectShort(actual)} !== ${inspectShort(expected)}\n`;
@@ -42,6 +53,7 @@ const fail = (actual, expected, message, operator, fn) => {
 
 function innerOk(fn, argLen, value, message) {
   if (value) return;
+  if (message instanceof Error) message = String(message);
   if (argLen === 0) {
     fail(value, true, "No value argument passed to `assert.ok()`", "==", fn);
   }
@@ -133,12 +145,14 @@ Object.assign(assert, {
     e.generatedMessage = message === "Failed";
     throw e;
   },
-  equal(a, b, m) { if (!(a == b || (Number.isNaN(a) && Number.isNaN(b)))) fail(a, b, m, "==", assert.equal); },
-  notEqual(a, b, m) { if (a == b || (Number.isNaN(a) && Number.isNaN(b))) fail(a, b, m, "!=", assert.notEqual); },
+  // workerd's equal, notEqual, deepEqual and notDeepEqual are the strict
+  // ones (recorded in node-process-misc).
+  equal(a, b, m) { if (!Object.is(a, b)) fail(a, b, m, "strictEqual", assert.equal); },
+  notEqual(a, b, m) { if (Object.is(a, b)) fail(a, b, m, "notStrictEqual", assert.notEqual); },
   strictEqual(a, b, m) { if (!Object.is(a, b)) fail(a, b, m, "strictEqual", assert.strictEqual); },
   notStrictEqual(a, b, m) { if (Object.is(a, b)) fail(a, b, m, "notStrictEqual", assert.notStrictEqual); },
-  deepEqual(a, b, m) { if (!internal.isDeepEqual(a, b, false)) fail(a, b, m, "deepEqual", assert.deepEqual); },
-  notDeepEqual(a, b, m) { if (internal.isDeepEqual(a, b, false)) fail(a, b, m, "notDeepEqual", assert.notDeepEqual); },
+  deepEqual(a, b, m) { if (!internal.isDeepEqual(a, b, true)) fail(a, b, m, "deepStrictEqual", assert.deepEqual); },
+  notDeepEqual(a, b, m) { if (internal.isDeepEqual(a, b, true)) fail(a, b, m, "notDeepStrictEqual", assert.notDeepEqual); },
   deepStrictEqual(a, b, m) { if (!internal.isDeepEqual(a, b, true)) fail(a, b, m, "deepStrictEqual", assert.deepStrictEqual); },
   notDeepStrictEqual(a, b, m) { if (internal.isDeepEqual(a, b, true)) fail(a, b, m, "notDeepStrictEqual", assert.notDeepStrictEqual); },
   throws: function throws(fn, error, message) { expectsError(throws, getActual(fn), error, message); },

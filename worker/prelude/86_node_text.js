@@ -24,7 +24,7 @@ const path = {
     let resolved = "";
     let absolute = false;
     for (let i = args.length - 1; i >= -1 && !absolute; i--) {
-      const p = i >= 0 ? args[i] : "/bundle";
+      const p = i >= 0 ? args[i] : "/";
       validateString(p, `paths[${i}]`);
       if (p.length === 0) continue;
       resolved = `${p}/${resolved}`;
@@ -346,7 +346,7 @@ const url = {
   fileURLToPath(u) {
     const v = typeof u === "string" ? new URL(u) : u;
     if (!(v instanceof URL)) throw internal.invalidArgType("path", "of type string or an instance of URL", u);
-    if (v.protocol !== "file:") throw internal.nodeError(TypeError, "ERR_INVALID_URL_SCHEME", "The URL must be of scheme file");
+    if (v.protocol !== "file:") throw internal.nodeError(Error, "ERR_INVALID_URL_SCHEME", "The URL must be of scheme file");
     if (v.hostname !== "") throw internal.nodeError(TypeError, "ERR_INVALID_FILE_URL_HOST", `File URL host must be "localhost" or empty on linux`);
     if (/%2f/i.test(v.pathname)) throw internal.nodeError(TypeError, "ERR_INVALID_FILE_URL_PATH", "File URL path must not include encoded / characters");
     return decodeURIComponent(v.pathname);
