@@ -420,36 +420,47 @@ function pipeline(...streams) {
   const callback = typeof streams[streams.length - 1] === "function" ? streams.pop() : null;
   if (Array.isArray(streams[0]) && streams.length === 1) streams = streams[0];
   if (streams.length < 2) throw nodeError(TypeError, "ERR_MISSING_ARGS", 'The "streams" argument must be specified');
-  let error;
   let done = false;
+  const made = [];
   const finish = (err) => {
     if (done) return;
     done = true;
-    if (err) for (const s of streams) if (s && typeof s.destroy === "function" && !s.destroyed) s.destroy(err);
+    if (err) for (const s of made) if (s && typeof s.destroy === "function" && !s.destroyed) s.destroy(err);
     if (callback) callback(err);
   };
-  const normal = streams.map((s, i) => {
-    if (typeof s === "function") s = s(i === 0 ? undefined : streams[i - 1]);
-    if (s && typeof s.pipe !== "function") {
-      if (typeof s[Symbol.asyncIterator] === "function" || typeof s[Symbol.iterator] === "function") s = Readable.from(s, { objectMode: true });
-      else if (typeof s.getReader === "function") s = fromWebReadable(s);
-      else if (typeof s.getWriter === "function") s = fromWebWritable(s);
+  const toStream = (s) => {
+    if (s && typeof s.pipe === "function") return s;
+    if (s && typeof s.getReader === "function") return fromWebReadable(s);
+    if (s && typeof s.getWriter === "function") return fromWebWritable(s);
+    if (s && (typeof s[Symbol.asyncIterator] === "function" || typeof s[Symbol.iterator] === "function" || typeof s === "string")) {
+      return Readable.from(s, { objectMode: true });
     }
-    streams[i] = s;
-    return s;
-  });
-  let pending = normal.length;
-  normal.forEach((s, i) => {
-    const last = i === normal.length - 1;
-    eos(s, { readable: !last || !!s._readableState && false, writable: i > 0 }, (err) => {
-      if (err && err.code !== "ERR_STREAM_PREMATURE_CLOSE") error = error || err;
-      else if (err && !error) error = err;
-      if (error) finish(error);
-      else if (--pending === 0 || last) finish(undefined);
+    throw internal.invalidArgType("streams", "a stream, an iterable or a function", s);
+  };
+  let prev;
+  for (let i = 0; i < streams.length; i++) {
+    const last = i === streams.length - 1;
+    let s = streams[i];
+    if (typeof s === "function") {
+      const r = s(prev, { signal: undefined });
+      if (r && typeof r.then === "function" && !(r && typeof r.pipe === "function")) {
+        r.then(() => finish(undefined), (e) => finish(e || new Error("pipeline stage rejected")));
+        prev = null;
+        continue;
+      }
+      s = toStream(r);
+    } else {
+      s = toStream(s);
+      if (prev) prev.pipe(s);
+    }
+    made.push(s);
+    eos(s, { readable: !last, writable: i > 0 && !(typeof streams[i] === "function") }, (err) => {
+      if (err) finish(err);
+      else if (last) finish(undefined);
     });
-    if (!last) s.pipe(normal[i + 1]);
-  });
-  return normal[normal.length - 1];
+    prev = s;
+  }
+  return made[made.length - 1];
 }
 
 // ---- web stream adapters -----------------------------------------------------------------
