@@ -55,6 +55,27 @@ func NodeCompat(date string, flags []string) NodeMode {
 	return NodeOff
 }
 
+// nodeEnvDate is the compatibility date from which nodejs_compat fills
+// process.env from the Worker's text bindings (vars, secrets).
+const nodeEnvDate = "2025-04-01"
+
+// NodeProcessEnv reports whether process.env holds the Worker's vars, as
+// workerd's nodejs_compat_populate_process_env decides it.
+func NodeProcessEnv(date string, flags []string) bool {
+	has := func(f string) bool {
+		for _, x := range flags {
+			if x == f {
+				return true
+			}
+		}
+		return false
+	}
+	if NodeCompat(date, flags) < NodeV1 || has("nodejs_compat_do_not_populate_process_env") {
+		return false
+	}
+	return has("nodejs_compat_populate_process_env") || date >= nodeEnvDate
+}
+
 // NodeModules are the Node.js built-ins celld provides (without "node:").
 // The runtime's require serves exactly these.
 var NodeModules = []string{

@@ -26,6 +26,24 @@ func TestNodeCompat(t *testing.T) {
 	}
 }
 
+func TestNodeProcessEnv(t *testing.T) {
+	for _, tc := range []struct {
+		date  string
+		flags []string
+		want  bool
+	}{
+		{"2026-04-01", []string{"nodejs_compat"}, true},
+		{"2025-03-31", []string{"nodejs_compat"}, false},
+		{"2024-01-01", []string{"nodejs_compat", "nodejs_compat_populate_process_env"}, true},
+		{"2026-04-01", []string{"nodejs_compat", "nodejs_compat_do_not_populate_process_env"}, false},
+		{"2026-04-01", []string{"nodejs_als"}, false},
+	} {
+		if got := deploy.NodeProcessEnv(tc.date, tc.flags); got != tc.want {
+			t.Errorf("NodeProcessEnv(%s, %v) = %v, want %v", tc.date, tc.flags, got, tc.want)
+		}
+	}
+}
+
 func TestBundleNode(t *testing.T) {
 	src := func(imp string) map[string]string {
 		return map[string]string{

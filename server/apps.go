@@ -81,7 +81,8 @@ func (a *apps) load(dep *deploy.Deployment) (*app, error) {
 		return nil, fmt.Errorf("compile %s version %s: %w", dep.Manifest.ScriptName, dep.Manifest.Version, err)
 	}
 	cfg := worker.Config{Vars: dep.Manifest.Vars, Logger: a.log,
-		Node: nodeMode(deploy.NodeCompat(dep.Manifest.CompatibilityDate, dep.Manifest.CompatibilityFlags))}
+		Node:           nodeMode(deploy.NodeCompat(dep.Manifest.CompatibilityDate, dep.Manifest.CompatibilityFlags)),
+		NodeProcessEnv: deploy.NodeProcessEnv(dep.Manifest.CompatibilityDate, dep.Manifest.CompatibilityFlags)}
 	if a.objects != nil {
 		a.objects.configure(&cfg, dep)
 		cfg.Bindings = a.objects.dataBindings(dep)

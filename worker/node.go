@@ -21,8 +21,9 @@ const (
 )
 
 // setupNode tells the prelude which node:* modules the script may load
-// and, in v2, defines the globals workerd defines. process.env holds the
-// string vars as they are and the others as JSON, as in workerd.
+// and, in v2, defines the globals workerd defines. With NodeProcessEnv,
+// process.env holds the string vars as they are and the others as JSON,
+// as in workerd.
 func (iso *isolate) setupNode() error {
 	mode := iso.rt.cfg.Node
 	if mode == NodeOff {
@@ -30,7 +31,9 @@ func (iso *isolate) setupNode() error {
 	}
 	names := make([]string, 0, len(iso.rt.cfg.Vars))
 	for k := range iso.rt.cfg.Vars {
-		names = append(names, k)
+		if iso.rt.cfg.NodeProcessEnv {
+			names = append(names, k)
+		}
 	}
 	sort.Strings(names)
 	env := make([]any, 0, 2*len(names))

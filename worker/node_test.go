@@ -21,7 +21,7 @@ func nodeRun(t *testing.T, mode worker.NodeMode, body string) string {
   } catch (e) {
     return new Response(JSON.stringify({ threw: String(e && e.stack || e) }), { status: 500 });
   }
-} };`, worker.Config{Isolates: 1, Node: mode, Vars: map[string]any{"NAME": "x", "N": 5}})
+} };`, worker.Config{Isolates: 1, Node: mode, NodeProcessEnv: true, Vars: map[string]any{"NAME": "x", "N": 5}})
 	resp := fetch(t, rt, "GET", "/", nil)
 	if resp.Status != 200 {
 		t.Fatalf("status %d: %s", resp.Status, resp.Body)

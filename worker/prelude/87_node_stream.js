@@ -24,13 +24,8 @@ const chunkSize = (chunk, objectMode) => (objectMode ? 1 : chunk.length);
 // ---- Stream -----------------------------------------------------------------------------
 
 function Stream(opts) { EE().call(this, opts); }
-let streamReady = false;
-const ready = () => {
-  if (streamReady) return;
-  streamReady = true;
-  Object.setPrototypeOf(Stream.prototype, EE().prototype);
-  Object.setPrototypeOf(Stream, EE());
-};
+Object.setPrototypeOf(Stream.prototype, EE().prototype);
+Object.setPrototypeOf(Stream, EE());
 Stream.prototype.pipe = function (dest, options) { return Readable.prototype.pipe.call(this, dest, options); };
 
 // ---- destroy (shared) --------------------------------------------------------------------
@@ -109,7 +104,6 @@ function ReadableState(options, stream, isDuplex) {
 }
 
 function Readable(options) {
-  ready();
   if (!(this instanceof Readable)) return new Readable(options);
   const isDuplex = this instanceof Duplex;
   this._readableState = new ReadableState(options, this, isDuplex);

@@ -52,7 +52,7 @@ class Hmac {
   constructor(hmac, key) {
     internal.validateString(hmac, "hmac");
     this.#h = native.hmacNew(hmac, toBytes(key, "key"));
-    if (this.#h === null) throw nodeError(TypeError, "ERR_CRYPTO_INVALID_DIGEST", `Invalid digest: ${hmac}`);
+    if (this.#h === null) throw new Error("Digest method not supported");
   }
   update(data, encoding) {
     if (this.#done) throw nodeError(Error, "ERR_CRYPTO_HASH_FINALIZED", "Digest already called");
@@ -132,7 +132,7 @@ function timingSafeEqual(a, b) {
   if (!ArrayBuffer.isView(b) && !(b instanceof ArrayBuffer)) throw invalidArgType("buf2", "an instance of ArrayBuffer, Buffer, TypedArray, or DataView", b);
   const ua = internal.toU8(a), ub = internal.toU8(b);
   if (ua.byteLength !== ub.byteLength) {
-    throw nodeError(RangeError, "ERR_CRYPTO_TIMING_SAFE_EQUAL_LENGTH", "Input buffers must have the same byte length");
+    throw new TypeError("Input buffers must have the same byte length.");
   }
   return native.nodeTimingSafeEqual(ua, ub);
 }
@@ -143,7 +143,7 @@ function pbkdf2Sync(password, salt, iterations, keylen, digest) {
   validateInt(keylen, "keylen", 0, 2 ** 31 - 1);
   internal.validateString(digest, "digest");
   const r = native.pbkdf2(pw, s, iterations, keylen, digest);
-  if (r === null) throw nodeError(TypeError, "ERR_CRYPTO_INVALID_DIGEST", `Invalid digest: ${digest}`);
+  if (r === null) throw new TypeError(`Invalid Pbkdf2 digest: ${digest}.`);
   return out(r);
 }
 function pbkdf2(password, salt, iterations, keylen, digest, cb) {
@@ -189,14 +189,12 @@ function hkdf(digest, ikm, salt, info, keylen, cb) {
 
 // ---- ciphers ---------------------------------------------------------------------------
 
-const cipherError = (msg) => {
+// The errors as workerd throws them: mostly plain, without codes.
+const cipherError = (msg, algorithm) => {
   switch (msg) {
-    case "Unknown cipher": return nodeError(TypeError, "ERR_CRYPTO_UNKNOWN_CIPHER", "Unknown cipher");
-    case "Invalid key length": return nodeError(RangeError, "ERR_CRYPTO_INVALID_KEYLEN", "Invalid key length");
-    case "Invalid initialization vector": return nodeError(TypeError, "ERR_CRYPTO_INVALID_IV", "Invalid initialization vector");
-    case "bad decrypt": return nodeError(Error, "ERR_OSSL_BAD_DECRYPT", "error:1C800064:Provider routines::bad decrypt");
-    case "wrong final block length": return nodeError(Error, "ERR_OSSL_WRONG_FINAL_BLOCK_LENGTH", "error:1C80006B:Provider routines::wrong final block length");
-    case "data not multiple of block length": return nodeError(Error, "ERR_OSSL_DATA_NOT_MULTIPLE_OF_BLOCK_LENGTH", "error:1C80006B:Provider routines::data not multiple of block length");
+    case "Unknown cipher": return new Error(`Unknown or unsupported cipher: ${algorithm}`);
+    case "Unsupported state or unable to authenticate data": return new TypeError(msg);
+    case "bad decrypt": return new Error("bad decrypt");
   }
   return new Error(msg);
 };
@@ -208,7 +206,7 @@ class Cipheriv {
     internal.validateString(algorithm, "cipher");
     this.#decrypt = decrypt;
     const h = native.cipherNew(algorithm, toBytes(key, "key"), iv === null ? new Uint8Array(0) : toBytes(iv, "iv"), decrypt);
-    if (typeof h === "string") throw cipherError(h);
+    if (typeof h === "string") throw cipherError(h, algorithm);
     this.#h = h;
   }
   #encode(ab, enc) {
@@ -220,6 +218,9 @@ class Cipheriv {
     return out(ab, enc);
   }
   update(data, inputEncoding, outputEncoding) {
+    if (typeof data === "string" && inputEncoding === undefined) {
+      throw nodeError(TypeError, "ERR_INVALID_ARG_VALUE", "The argument 'inputEncoding' If inputEncoding is not provided then the data must be a Buffer. Received undefined");
+    }
     const r = native.cipherUpdate(this.#h, toBytes(data, "data", inputEncoding));
     if (r === null) throw nodeError(Error, "ERR_CRYPTO_INVALID_STATE", "Invalid state for operation update");
     return this.#encode(r, outputEncoding);

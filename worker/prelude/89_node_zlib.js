@@ -24,8 +24,8 @@ const codes = {
   eof: ["unexpected end of file", -5, "Z_BUF_ERROR"],
 };
 const zlibError = (code) => {
-  const [message, errno, name] = codes[code] || codes.data;
-  const e = nodeError(Error, name, message);
+  const [message, errno] = codes[code] || codes.data;
+  const e = new Error(message); // workerd's errors have no code
   e.errno = errno;
   return e;
 };
@@ -39,7 +39,7 @@ const input = (buffer) => {
 const levelOf = (opts) => {
   const level = opts && opts.level !== undefined ? opts.level : -1;
   if (typeof level !== "number" || level < -1 || level > 9 || !Number.isInteger(level)) {
-    throw internal.outOfRange("options.level", ">= -1 and <= 9", level);
+    throw new RangeError(`The value of "options.level" is out of range. It must be >= -1 and <= 9. Received ${level}`);
   }
   return level;
 };
