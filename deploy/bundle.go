@@ -55,8 +55,9 @@ func loweredFields() map[string]bool {
 	return m
 }
 
-// externals are served by the host's require, not bundled.
-var externals = []string{"cloudflare:*", "node:*"}
+// externals are served by the host's require, not bundled. Node.js
+// built-ins are decided by nodePlugin (node.go).
+var externals = []string{"cloudflare:*"}
 
 // BundleResult is the output of Bundle.
 type BundleResult struct {
@@ -74,18 +75,26 @@ type BundleResult struct {
 // it has no equivalent that keeps its evaluation order, so it is an error
 // that says to move the await into a handler.
 func Bundle(dir, main string) (BundleResult, error) {
+	return BundleNode(dir, main, NodeOff)
+}
+
+// BundleNode is Bundle for a Worker with Node.js compatibility mode: the
+// built-ins the mode provides stay imports the runtime serves ("node:x");
+// any other Node.js import stops the bundle with a message naming it and
+// its importer.
+func BundleNode(dir, main string, node NodeMode) (BundleResult, error) {
 	abs, err := filepath.Abs(dir)
 	if err != nil {
 		return BundleResult{}, projectErr("", "project directory %s: %v", dir, err)
 	}
-	res := build(abs, main, gojaGaps)
+	res := build(abs, main, gojaGaps, node)
 	if len(res.Errors) == 0 {
 		if code, ok := jsOutput(res); ok {
 			quoted, _, err := quoteAccessorNamedFields(code)
 			if err == nil {
 				setJSOutput(res, quoted)
 			} else {
-				res = build(abs, main, loweredFields())
+				res = build(abs, main, loweredFields(), node)
 			}
 		}
 	}
@@ -118,7 +127,7 @@ func Bundle(dir, main string) (BundleResult, error) {
 }
 
 // build runs esbuild on main with the given feature table.
-func build(abs, main string, supported map[string]bool) api.BuildResult {
+func build(abs, main string, supported map[string]bool, node NodeMode) api.BuildResult {
 	return api.Build(api.BuildOptions{
 		AbsWorkingDir: abs,
 		EntryPoints:   []string{filepath.Join(abs, filepath.FromSlash(main))},
@@ -130,6 +139,7 @@ func build(abs, main string, supported map[string]bool) api.BuildResult {
 		Target:        bundleTarget,
 		Supported:     supported,
 		External:      externals,
+		Plugins:       []api.Plugin{nodePlugin(abs, node)},
 		// What Wrangler resolves for workerd: packages' worker and
 		// browser builds before their Node ones.
 		Conditions: []string{"workerd", "worker", "browser"},

@@ -74,7 +74,7 @@ func BuildProject(dir string, caps Capabilities) (*Build, error) {
 	if err != nil {
 		return nil, err
 	}
-	b, err := Bundle(dir, cfg.Main)
+	b, err := BundleNode(dir, cfg.Main, NodeCompat(cfg.CompatibilityDate, cfg.CompatibilityFlags))
 	if err != nil {
 		return nil, err
 	}

@@ -80,7 +80,9 @@ func (a *apps) load(dep *deploy.Deployment) (*app, error) {
 	if err != nil {
 		return nil, fmt.Errorf("compile %s version %s: %w", dep.Manifest.ScriptName, dep.Manifest.Version, err)
 	}
-	cfg := worker.Config{Vars: dep.Manifest.Vars, Logger: a.log}
+	cfg := worker.Config{Vars: dep.Manifest.Vars, Logger: a.log,
+		Node:           nodeMode(deploy.NodeCompat(dep.Manifest.CompatibilityDate, dep.Manifest.CompatibilityFlags)),
+		NodeProcessEnv: deploy.NodeProcessEnv(dep.Manifest.CompatibilityDate, dep.Manifest.CompatibilityFlags)}
 	if a.objects != nil {
 		a.objects.configure(&cfg, dep)
 		cfg.Bindings = a.objects.dataBindings(dep)
@@ -121,4 +123,17 @@ func (a *apps) watch(ctx context.Context, every time.Duration) {
 			cancel()
 		}
 	}
+}
+
+// nodeMode is the runtime's name for a deployment's Node.js compatibility.
+func nodeMode(m deploy.NodeMode) worker.NodeMode {
+	switch m {
+	case deploy.NodeALS:
+		return worker.NodeALS
+	case deploy.NodeV1:
+		return worker.NodeV1
+	case deploy.NodeV2:
+		return worker.NodeV2
+	}
+	return worker.NodeOff
 }

@@ -51,6 +51,7 @@ type jsState struct {
 	settle        goja.Callable
 	box           *goja.Object          // dispatch's answer slot for a synchronous Response
 	scope         *eventScope           // the event whose code runs now (scope.go)
+	als           goja.Value            // the AsyncLocalStorage frame of the code running now (node.go)
 	names         map[string]goja.Value // lowercase header names (fetch.go)
 	methods       map[string]goja.Value
 	urls          map[string]goja.Value            // native.urlParse's recent results
@@ -124,6 +125,9 @@ func (iso *isolate) boot() error {
 	}
 	iso.codec = codec
 	if err := iso.buildEnv(); err != nil {
+		return err
+	}
+	if err := iso.setupNode(); err != nil {
 		return err
 	}
 	// The watchdog only watches running loops: bound the script's

@@ -299,6 +299,8 @@ var nativeFuncs = func() map[string]nativeFunc {
 	registerObjectNatives(set)
 	registerFetchNatives(set)
 	registerStreamNatives(set)
+	registerBufferNatives(set)
+	registerNodeNatives(set)
 	return m
 }()
 

@@ -127,6 +127,15 @@ type Config struct {
 	// Default: DefaultTaskTimeout.
 	TaskTimeout time.Duration
 
+	// Node is the Worker's Node.js compatibility (deploy.NodeCompat of its
+	// compatibility date and flags): which node:* modules require serves
+	// and whether Buffer and process are globals. Default: none.
+	Node NodeMode
+	// NodeProcessEnv fills process.env with the string vars (and the
+	// others as JSON), as nodejs_compat does from 2025-04-01
+	// (deploy.NodeProcessEnv).
+	NodeProcessEnv bool
+
 	// HibernateAfter is how long a Durable Object stays idle (no event,
 	// timer or pending work; see objects_hibernate.go) before it drops its
 	// isolate; its next event builds it again and re-runs the
