@@ -296,6 +296,8 @@ var nativeFuncs = func() map[string]nativeFunc {
 	registerTextNatives(set)
 	registerURLNatives(set)
 	registerCryptoNatives(set)
+	registerAsymNatives(set)
+	registerSymNatives(set)
 	registerObjectNatives(set)
 	registerFetchNatives(set)
 	registerStreamNatives(set)
