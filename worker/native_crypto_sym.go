@@ -135,7 +135,6 @@ func registerSymNatives(set func(string, nativeFunc)) {
 	})
 }
 
-
 var kwIV = []byte{0xa6, 0xa6, 0xa6, 0xa6, 0xa6, 0xa6, 0xa6, 0xa6}
 
 func kwWrap(block cipher.Block, p []byte) []byte {
