@@ -298,6 +298,7 @@ var nativeFuncs = func() map[string]nativeFunc {
 	registerCryptoNatives(set)
 	registerAsymNatives(set)
 	registerSymNatives(set)
+	registerCompressNatives(set)
 	registerObjectNatives(set)
 	registerFetchNatives(set)
 	registerStreamNatives(set)
