@@ -299,6 +299,7 @@ var nativeFuncs = func() map[string]nativeFunc {
 	registerAsymNatives(set)
 	registerSymNatives(set)
 	registerCompressNatives(set)
+	registerIntlNatives(set)
 	registerObjectNatives(set)
 	registerFetchNatives(set)
 	registerStreamNatives(set)
