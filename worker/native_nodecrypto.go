@@ -251,8 +251,8 @@ func registerNodeCryptoNatives(set func(string, nativeFunc)) {
 		return iso.vm.ToValue(subtle.ConstantTimeCompare(iso.bytesArg(call.Argument(0)), iso.bytesArg(call.Argument(1))) == 1)
 	})
 	set("nodeHashes", func(iso *isolate, _ goja.FunctionCall) goja.Value { return iso.vm.NewArray(nodeHashes...) })
-	// hashNew(alg) / hmacNew(alg, key) -> handle, or null for an unknown algorithm
-	set("hashNew", func(iso *isolate, call goja.FunctionCall) goja.Value {
+	// nodeHashNew(alg) / nodeHmacNew(alg, key) -> handle, or null for an unknown algorithm
+	set("nodeHashNew", func(iso *isolate, call goja.FunctionCall) goja.Value {
 		alg := call.Argument(0).String()
 		h := nodeHash(alg)
 		if h == nil {
@@ -260,7 +260,7 @@ func registerNodeCryptoNatives(set func(string, nativeFunc)) {
 		}
 		return iso.vm.ToValue(&hashHandle{h: h(), alg: alg})
 	})
-	set("hmacNew", func(iso *isolate, call goja.FunctionCall) goja.Value {
+	set("nodeHmacNew", func(iso *isolate, call goja.FunctionCall) goja.Value {
 		alg := call.Argument(0).String()
 		h := nodeHash(alg)
 		if h == nil {
@@ -268,21 +268,21 @@ func registerNodeCryptoNatives(set func(string, nativeFunc)) {
 		}
 		return iso.vm.ToValue(&hashHandle{h: hmac.New(h, iso.bytesArg(call.Argument(1))), alg: alg, hmac: true})
 	})
-	set("hashUpdate", func(iso *isolate, call goja.FunctionCall) goja.Value {
+	set("nodeHashUpdate", func(iso *isolate, call goja.FunctionCall) goja.Value {
 		if h, ok := handle(call.Argument(0)).(*hashHandle); ok {
 			h.h.Write(iso.bytesArg(call.Argument(1)))
 		}
 		return goja.Undefined()
 	})
-	set("hashDigest", func(iso *isolate, call goja.FunctionCall) goja.Value {
+	set("nodeHashDigest", func(iso *isolate, call goja.FunctionCall) goja.Value {
 		h, _ := handle(call.Argument(0)).(*hashHandle)
 		if h == nil {
 			return goja.Null()
 		}
 		return ab(iso.vm, h.h.Sum(nil))
 	})
-	// hashCopy(handle) -> a new handle in the same state, or null
-	set("hashCopy", func(iso *isolate, call goja.FunctionCall) goja.Value {
+	// nodeHashCopy(handle) -> a new handle in the same state, or null
+	set("nodeHashCopy", func(iso *isolate, call goja.FunctionCall) goja.Value {
 		h, _ := handle(call.Argument(0)).(*hashHandle)
 		if h == nil || h.hmac {
 			return goja.Null()
@@ -302,7 +302,7 @@ func registerNodeCryptoNatives(set func(string, nativeFunc)) {
 		return iso.vm.ToValue(&hashHandle{h: n, alg: h.alg})
 	})
 	// pbkdf2(password, salt, iterations, keylen, digest) -> ArrayBuffer or null
-	set("pbkdf2", func(iso *isolate, call goja.FunctionCall) goja.Value {
+	set("nodePbkdf2", func(iso *isolate, call goja.FunctionCall) goja.Value {
 		h := nodeHash(call.Argument(4).String())
 		if h == nil {
 			return goja.Null()
@@ -324,7 +324,7 @@ func registerNodeCryptoNatives(set func(string, nativeFunc)) {
 		return ab(iso.vm, key)
 	})
 	// hkdf(digest, ikm, salt, info, keylen) -> ArrayBuffer or null
-	set("hkdf", func(iso *isolate, call goja.FunctionCall) goja.Value {
+	set("nodeHkdf", func(iso *isolate, call goja.FunctionCall) goja.Value {
 		h := nodeHash(call.Argument(0).String())
 		if h == nil {
 			return goja.Null()

@@ -25,7 +25,7 @@ class Hash {
   constructor(algorithm, handle) {
     if (handle) { this.#h = handle; return; }
     internal.validateString(algorithm, "algorithm");
-    this.#h = native.hashNew(algorithm);
+    this.#h = native.nodeHashNew(algorithm);
     if (this.#h === null) throw nodeError(Error, "ERR_OSSL_EVP_UNSUPPORTED", "Digest method not supported");
   }
   update(data, encoding) {
@@ -33,17 +33,17 @@ class Hash {
     if (typeof data !== "string" && !ArrayBuffer.isView(data)) {
       throw invalidArgType("data", "of type string or an instance of Buffer, TypedArray, or DataView", data);
     }
-    native.hashUpdate(this.#h, toBytes(data, "data", encoding));
+    native.nodeHashUpdate(this.#h, toBytes(data, "data", encoding));
     return this;
   }
   digest(encoding) {
     if (this.#done) throw finalized();
     this.#done = true;
-    return out(native.hashDigest(this.#h), encoding);
+    return out(native.nodeHashDigest(this.#h), encoding);
   }
   copy() {
     if (this.#done) throw finalized();
-    return new Hash(undefined, native.hashCopy(this.#h));
+    return new Hash(undefined, native.nodeHashCopy(this.#h));
   }
 }
 class Hmac {
@@ -51,18 +51,18 @@ class Hmac {
   #done = false;
   constructor(hmac, key) {
     internal.validateString(hmac, "hmac");
-    this.#h = native.hmacNew(hmac, toBytes(key, "key"));
+    this.#h = native.nodeHmacNew(hmac, toBytes(key, "key"));
     if (this.#h === null) throw new Error("Digest method not supported");
   }
   update(data, encoding) {
     if (this.#done) throw nodeError(Error, "ERR_CRYPTO_HASH_FINALIZED", "Digest already called");
-    native.hashUpdate(this.#h, toBytes(data, "data", encoding));
+    native.nodeHashUpdate(this.#h, toBytes(data, "data", encoding));
     return this;
   }
   digest(encoding) {
     if (this.#done) return out(new ArrayBuffer(0), encoding);
     this.#done = true;
-    return out(native.hashDigest(this.#h), encoding);
+    return out(native.nodeHashDigest(this.#h), encoding);
   }
 }
 
@@ -142,7 +142,7 @@ function pbkdf2Sync(password, salt, iterations, keylen, digest) {
   validateInt(iterations, "iterations", 1, 2 ** 31 - 1);
   validateInt(keylen, "keylen", 0, 2 ** 31 - 1);
   internal.validateString(digest, "digest");
-  const r = native.pbkdf2(pw, s, iterations, keylen, digest);
+  const r = native.nodePbkdf2(pw, s, iterations, keylen, digest);
   if (r === null) throw new TypeError(`Invalid Pbkdf2 digest: ${digest}.`);
   return out(r);
 }
@@ -177,7 +177,7 @@ function scrypt(password, salt, keylen, options, cb) {
 
 function hkdfSync(digest, ikm, salt, info, keylen) {
   internal.validateString(digest, "digest");
-  const r = native.hkdf(digest, toBytes(ikm, "ikm"), toBytes(salt, "salt"), toBytes(info, "info"), keylen);
+  const r = native.nodeHkdf(digest, toBytes(ikm, "ikm"), toBytes(salt, "salt"), toBytes(info, "info"), keylen);
   if (r === null) throw nodeError(TypeError, "ERR_CRYPTO_INVALID_DIGEST", `Invalid digest: ${digest}`);
   return r;
 }
