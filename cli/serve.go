@@ -71,6 +71,10 @@ func serveCommand(g *globals) *cli.Command {
 				return err
 			}
 			defer tuneGC(gcFloor)()
+			skewMargin, err := envInt("CELLD_SKEW_MARGIN_MS")
+			if err != nil {
+				return err
+			}
 			maxCellMB, err := envInt("CELLD_MAX_CELL_MB")
 			if err != nil {
 				return err
@@ -101,7 +105,7 @@ func serveCommand(g *globals) *cli.Command {
 				LTXRetention: time.Duration(retention) * time.Second,
 				Releases:     int(releases), DrainTimeout: time.Duration(drainMS) * time.Millisecond,
 				Builtins: builtinKinds, Hibernate: time.Duration(hibernate) * time.Second,
-				MaxCellBytes: maxCellMB << 20,
+				MaxCellBytes: maxCellMB << 20, SkewMargin: time.Duration(skewMargin) * time.Millisecond,
 			})
 			var fe *server.FenceError
 			var sf *server.StoreFaultError

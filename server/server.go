@@ -67,6 +67,10 @@ type Options struct {
 	// may claim (CELLD_MAX_CELL_MB); a restore refuses one past it. 0:
 	// cell.DefaultMaxCellBytes.
 	MaxCellBytes int64
+	// SkewMargin is how long past a peer's published lease expiry this
+	// node waits before counting it dead (CELLD_SKEW_MARGIN_MS). Default
+	// 5s. A lease seen unchanged for TTL + 1% counts as dead sooner.
+	SkewMargin time.Duration
 }
 
 // node is a running server.
@@ -147,7 +151,8 @@ func Run(ctx context.Context, o Options) error {
 		log.Warn("resume file unreadable; starting fresh", "err", err)
 		preserved = nil
 	}
-	fcfg := fleet.Config{Node: o.Node, Advertise: advertise, Version: o.Version, TTL: o.TTL, WaitForPrevious: o.WaitForPrevious, Logger: log}
+	fcfg := fleet.Config{Node: o.Node, Advertise: advertise, Version: o.Version, TTL: o.TTL, Margin: o.SkewMargin,
+		WaitForPrevious: o.WaitForPrevious, Logger: log}
 	if preserved != nil {
 		fcfg.ResumeSession = preserved.Session
 	}
