@@ -16,6 +16,7 @@ import (
 type deployOptions struct {
 	DryRun bool
 	JSON   bool
+	Env    string
 }
 
 func deployCommand(g *globals) *cli.Command {
@@ -24,14 +25,15 @@ func deployCommand(g *globals) *cli.Command {
 		Name:      "deploy",
 		Usage:     "bundle a Wrangler project and make it the fleet's live deployment",
 		ArgsUsage: "[DIR]",
-		Description: "Reads DIR/wrangler.jsonc (or wrangler.json; DIR defaults to .), bundles its main module,\n" +
+		Description: "Reads DIR/wrangler.jsonc (or wrangler.json or wrangler.toml; DIR defaults to .), bundles its main module,\n" +
 			"writes deploy/<script>/<version>/ and flips deploy/current.json. The version is a content\n" +
 			"hash: deploying an unchanged project again writes nothing.\n" +
 			"Exit 0: deployed (or, with --dry-run, deployable); 2: the project cannot be deployed\n" +
 			"(the problem is named, and nothing was written) or the bucket cannot be reached; 1: the store failed.",
 		Flags: []cli.Flag{
 			&cli.BoolFlag{Name: "dry-run", Usage: "bundle and validate, write nothing (needs no --bucket)", Destination: &o.DryRun},
-			&cli.BoolFlag{Name: "json", Usage: `print {"worker","version","location","dry_run"}`, Destination: &o.JSON},
+			&cli.BoolFlag{Name: "json", Usage: `print {"worker","version","location","dry_run","secrets","assets"}`, Destination: &o.JSON},
+			&cli.StringFlag{Name: "env", Aliases: []string{"e"}, Usage: "deploy the config's env.NAME section (Wrangler's inheritance rules; the Worker is named <name>-NAME)", Destination: &o.Env},
 		},
 		Action: func(ctx context.Context, cmd *cli.Command) error {
 			dir := "."

@@ -165,8 +165,8 @@ func TestDeploy_BadProjectWritesNothing(t *testing.T) {
 		want  string
 	}{
 		{"unknown key", map[string]string{
-			"wrangler.jsonc": `{"name":"w","main":"index.js","routes":["example.com/*"]}`, "index.js": "export default {}"},
-			`wrangler.jsonc: unknown key "routes"`},
+			"wrangler.jsonc": `{"name":"w","main":"index.js","routez":["example.com/*"]}`, "index.js": "export default {}"},
+			`wrangler.jsonc: unknown key "routez"`},
 		{"syntax error", map[string]string{
 			"wrangler.jsonc": `{"name":"w","main":"index.js"}`, "index.js": "export default {\n  fetch() { return 1 +* 2 }\n}\n"},
 			`index.js:2:23: Unexpected "*"`},
