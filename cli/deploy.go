@@ -53,13 +53,14 @@ func deployCommand(g *globals) *cli.Command {
 					location = strings.TrimSuffix(loc.String(), "/")
 				}
 			}
-			if !o.DryRun {
+			if !o.DryRun || g.Bucket != "" {
+				// A dry run with --bucket reads the secrets' names.
 				var err error
 				if s, err = g.openStore(); err != nil {
 					return err
 				}
 			}
-			r, err := deploy.Deploy(ctx, s, dir, deploy.Options{DryRun: o.DryRun, Capabilities: deploy.Served()})
+			r, err := deploy.Deploy(ctx, s, dir, deploy.Options{DryRun: o.DryRun, Env: o.Env, Capabilities: deploy.Served()})
 			if err != nil {
 				return deployErr(err)
 			}
@@ -106,11 +107,17 @@ func renderDeploy(w io.Writer, r deploy.Result, location string) error {
 }
 
 func renderDeployJSON(w io.Writer, r deploy.Result, location string) error {
+	secrets := r.Secrets
+	if secrets == nil {
+		secrets = []string{}
+	}
 	out := struct {
-		Worker   string `json:"worker"`
-		Version  string `json:"version"`
-		Location string `json:"location"`
-		DryRun   bool   `json:"dry_run"`
-	}{r.Worker, r.Version, location, r.DryRun}
+		Worker   string   `json:"worker"`
+		Version  string   `json:"version"`
+		Location string   `json:"location"`
+		DryRun   bool     `json:"dry_run"`
+		Secrets  []string `json:"secrets"` // names only, never values
+		Assets   int      `json:"assets"`
+	}{r.Worker, r.Version, location, r.DryRun, secrets, r.Assets}
 	return writeJSON(w, out)
 }

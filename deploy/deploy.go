@@ -47,6 +47,10 @@ type Options struct {
 	// Env selects the config's env.<name> section ("": the top level).
 	Env string
 
+	// SourceMaps bundles with an inline source map (celld dev): stack
+	// traces then name the project's files and lines.
+	SourceMaps bool
+
 	// Capabilities are the binding kinds the runtime serves; a configured
 	// binding of another kind stops the deploy. The zero value serves
 	// vars and Durable Objects only. The CLI passes Served().
@@ -83,11 +87,19 @@ func BuildProject(dir string, caps Capabilities) (*Build, error) {
 
 // BuildProjectEnv is BuildProject for the named environment env.
 func BuildProjectEnv(dir, env string, caps Capabilities) (*Build, error) {
-	cfg, err := LoadConfigEnv(dir, env, caps)
+	return buildProject(dir, Options{Env: env, Capabilities: caps})
+}
+
+func buildProject(dir string, o Options) (*Build, error) {
+	cfg, err := LoadConfigEnv(dir, o.Env, o.Capabilities)
 	if err != nil {
 		return nil, err
 	}
-	b, err := BundleNode(dir, cfg.Main, NodeCompat(cfg.CompatibilityDate, cfg.CompatibilityFlags))
+	bundleFn := BundleNode
+	if o.SourceMaps {
+		bundleFn = BundleWithSourceMap
+	}
+	b, err := bundleFn(dir, cfg.Main, NodeCompat(cfg.CompatibilityDate, cfg.CompatibilityFlags))
 	if err != nil {
 		return nil, err
 	}
@@ -107,7 +119,7 @@ func BuildProjectEnv(dir, env string, caps Capabilities) (*Build, error) {
 // Deploy builds the project in dir and, unless o.DryRun, publishes it to s
 // and makes it the fleet's live deployment.
 func Deploy(ctx context.Context, s bucket.Store, dir string, o Options) (Result, error) {
-	b, err := BuildProjectEnv(dir, o.Env, o.Capabilities)
+	b, err := buildProject(dir, o)
 	if err != nil {
 		return Result{}, err
 	}
