@@ -1,6 +1,7 @@
 package assets
 
 import (
+	"bytes"
 	"container/list"
 	"context"
 	"crypto/sha256"
@@ -32,6 +33,47 @@ type Cache struct {
 	byDigest map[string]*list.Element
 	size     int64
 	inflight map[string]*fill
+
+	// hot keeps small bodies in memory as well (bounded by hotMax), so a
+	// popular small asset costs no file system calls.
+	hot     map[string][]byte
+	hotSize int64
+}
+
+// Small bodies (≤ hotBody) are also held in memory, up to hotMax bytes.
+const (
+	hotBody = 64 << 10
+	hotMax  = 32 << 20
+)
+
+// Reader returns a reader of the body with digest, from memory when it is
+// small and hot, else from the disk cache (Open). The caller calls done.
+func (c *Cache) Reader(ctx context.Context, digest string) (r io.ReadSeeker, done func(), err error) {
+	c.mu.Lock()
+	b, ok := c.hot[digest]
+	c.mu.Unlock()
+	if ok {
+		return bytes.NewReader(b), func() {}, nil
+	}
+	f, err := c.Open(ctx, digest)
+	if err != nil {
+		return nil, nil, err
+	}
+	if st, err := f.Stat(); err == nil && st.Size() <= hotBody {
+		b, err := io.ReadAll(f)
+		f.Close()
+		if err != nil {
+			return nil, nil, fmt.Errorf("read asset %s: %w", digest, err)
+		}
+		c.mu.Lock()
+		if _, ok := c.hot[digest]; !ok && c.hotSize+int64(len(b)) <= hotMax {
+			c.hot[digest] = b
+			c.hotSize += int64(len(b))
+		}
+		c.mu.Unlock()
+		return bytes.NewReader(b), func() {}, nil
+	}
+	return f, func() { f.Close() }, nil
 }
 
 type cached struct {
@@ -57,7 +99,7 @@ func NewCache(store bucket.Store, dir string, maxBytes int64) (*Cache, error) {
 		return nil, fmt.Errorf("create asset cache: %w", err)
 	}
 	return &Cache{store: store, dir: dir, max: maxBytes, lru: list.New(),
-		byDigest: map[string]*list.Element{}, inflight: map[string]*fill{}}, nil
+		byDigest: map[string]*list.Element{}, inflight: map[string]*fill{}, hot: map[string][]byte{}}, nil
 }
 
 // Size is the bytes the cache holds.
@@ -171,6 +213,10 @@ func (c *Cache) dropLocked(digest string) {
 		return
 	}
 	e := el.Value.(*cached)
+	if b, ok := c.hot[digest]; ok {
+		delete(c.hot, digest)
+		c.hotSize -= int64(len(b))
+	}
 	c.lru.Remove(el)
 	delete(c.byDigest, digest)
 	c.size -= e.size

@@ -36,12 +36,12 @@ func (s *Handler) Write(ctx context.Context, w http.ResponseWriter, r *http.Requ
 		w.WriteHeader(http.StatusMethodNotAllowed)
 		return
 	}
-	f, err := s.Cache.Open(ctx, d.Entry.Digest)
+	f, done, err := s.Cache.Reader(ctx, d.Entry.Digest)
 	if err != nil {
 		http.Error(w, "asset unavailable", http.StatusBadGateway)
 		return
 	}
-	defer f.Close()
+	defer done()
 	if d.Entry.ContentType != "" {
 		hdr.Set("Content-Type", d.Entry.ContentType)
 	} else {
