@@ -17,6 +17,7 @@ type deployOptions struct {
 	DryRun bool
 	JSON   bool
 	Env    string
+	Maps   bool
 }
 
 func deployCommand(g *globals) *cli.Command {
@@ -33,6 +34,7 @@ func deployCommand(g *globals) *cli.Command {
 		Flags: []cli.Flag{
 			&cli.BoolFlag{Name: "dry-run", Usage: "bundle and validate, write nothing (needs no --bucket)", Destination: &o.DryRun},
 			&cli.BoolFlag{Name: "json", Usage: `print {"worker","version","location","dry_run","secrets","assets"}`, Destination: &o.JSON},
+			&cli.BoolFlag{Name: "upload-source-maps", Usage: "bundle with a source map, so logged stacks name the project's files (as upload_source_maps = true)", Destination: &o.Maps},
 			&cli.StringFlag{Name: "env", Aliases: []string{"e"}, Usage: "deploy the config's env.NAME section (Wrangler's inheritance rules; the Worker is named <name>-NAME)", Destination: &o.Env},
 		},
 		Action: func(ctx context.Context, cmd *cli.Command) error {
@@ -60,7 +62,7 @@ func deployCommand(g *globals) *cli.Command {
 					return err
 				}
 			}
-			r, err := deploy.Deploy(ctx, s, dir, deploy.Options{DryRun: o.DryRun, Env: o.Env, Capabilities: deploy.Served()})
+			r, err := deploy.Deploy(ctx, s, dir, deploy.Options{DryRun: o.DryRun, Env: o.Env, SourceMaps: o.Maps, Capabilities: deploy.Served()})
 			if err != nil {
 				return deployErr(err)
 			}

@@ -122,7 +122,7 @@ func TestDev_ConsoleRequestLogEnvAndFailedChange(t *testing.T) {
 	waitFor(t, &stderr, `(?m)^a warning$`)
 
 	code, body := get("/throw", "Accept", "text/html,application/xhtml+xml")
-	if code != 500 || !strings.Contains(body, "<h1>500: the Worker threw an exception</h1>") {
+	if code != 500 || !strings.Contains(body, "<h1>500: the Worker threw an exception</h1>") || !strings.Contains(body, "Error: boom") || !strings.Contains(body, "src/index.js:14:") {
 		t.Errorf("browser GET /throw: %d %q, want the HTML error page", code, body)
 	}
 	if code, body := get("/throw"); code != 500 || body != "Internal Server Error" {

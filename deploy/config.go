@@ -41,6 +41,9 @@ type Config struct {
 	Queues             Queues         `json:"queues"`
 	Triggers           Triggers       `json:"triggers"`
 	Assets             *assets.Config `json:"assets,omitempty"`
+	// UploadSourceMaps bundles with an inline source map, so the stacks
+	// a node logs name the project's files and lines.
+	UploadSourceMaps bool `json:"upload_source_maps,omitempty"`
 
 	// Env holds the named environments (env.<name>); see ResolveEnv.
 	Env map[string]Config `json:"env,omitempty"`

@@ -22,7 +22,7 @@ import (
 // warning line (Config.Ignored).
 var cloudflareOnly = map[string]bool{
 	"account_id": true, "observability": true, "workers_dev": true, "preview_urls": true,
-	"routes": true, "route": true, "zone_id": true, "placement": true, "upload_source_maps": true,
+	"routes": true, "route": true, "zone_id": true, "placement": true,
 	"logpush": true, "tail_consumers": true, "limits": true, "usage_model": true,
 	"send_metrics": true, "keep_vars": true, "compliance_region": true, "dev": true,
 }

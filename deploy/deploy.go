@@ -96,7 +96,7 @@ func buildProject(dir string, o Options) (*Build, error) {
 		return nil, err
 	}
 	bundleFn := BundleNode
-	if o.SourceMaps {
+	if o.SourceMaps || cfg.UploadSourceMaps {
 		bundleFn = BundleWithSourceMap
 	}
 	b, err := bundleFn(dir, cfg.Main, NodeCompat(cfg.CompatibilityDate, cfg.CompatibilityFlags))

@@ -104,7 +104,7 @@ func (s *node) serveWorker(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if resp.Uncaught && s.opts.Dev != nil && s.opts.Dev.HTMLErrors && strings.Contains(r.Header.Get("Accept"), "text/html") {
-		writeDevErrorPage(w, r)
+		writeDevErrorPage(w, r, resp.Exception)
 		return
 	}
 	writeWorkerResponse(r.Context(), w, resp)
