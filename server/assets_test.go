@@ -143,7 +143,7 @@ func TestAssets_SPAWithAPIAndStagingEnv(t *testing.T) {
 	}
 	resp, body := get(t, n.public+"/app.js")
 	etag := resp.Header.Get("ETag")
-	if resp.StatusCode != 200 || body != "console.log('app')" || resp.Header.Get("Content-Type") != "application/javascript" ||
+	if resp.StatusCode != 200 || body != "console.log('app')" || resp.Header.Get("Content-Type") != "text/javascript; charset=utf-8" || len(etag) != 34 ||
 		resp.Header.Get("X-Frame-Options") != "DENY" || !strings.HasPrefix(etag, `"`) {
 		t.Errorf("/app.js: %d %q %v", resp.StatusCode, body, resp.Header)
 	}
@@ -162,7 +162,7 @@ func TestAssets_SPAWithAPIAndStagingEnv(t *testing.T) {
 	if resp, _ := get(t, n.public+"/old"); resp.StatusCode != 301 || resp.Header.Get("Location") != "/about" {
 		t.Errorf("/old: %d %q, want the _redirects 301", resp.StatusCode, resp.Header.Get("Location"))
 	}
-	if _, body := get(t, n.public+"/api/asset"); body != "via binding: 200 application/javascript console.log('app')" {
+	if _, body := get(t, n.public+"/api/asset"); body != "via binding: 200 text/javascript; charset=utf-8 console.log('app')" {
 		t.Errorf("env.ASSETS.fetch: %q", body)
 	}
 	if _, body := get(t, n.public+"/api/missing"); body != "spa fallback: 200 <!doctype html>" {
