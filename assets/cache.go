@@ -10,6 +10,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 
 	"github.com/celldgo/celld/bucket"
@@ -86,17 +87,25 @@ type fill struct {
 	err  error
 }
 
-// NewCache makes a cache in dir (created; files left there by an earlier
-// run are removed) holding at most maxBytes (≤ 0: DefaultCacheBytes).
+// NewCache makes a cache in dir (created if need be) holding at most
+// maxBytes (≤ 0: DefaultCacheBytes). Bodies an earlier run left there are
+// removed — only files named as the cache names them (a 64-digit hex
+// digest, or a fill in progress): the directory may hold other things.
 func NewCache(store bucket.Store, dir string, maxBytes int64) (*Cache, error) {
 	if maxBytes <= 0 {
 		maxBytes = DefaultCacheBytes
 	}
-	if err := os.RemoveAll(dir); err != nil {
-		return nil, fmt.Errorf("clear asset cache: %w", err)
-	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("create asset cache: %w", err)
+	}
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, fmt.Errorf("read asset cache: %w", err)
+	}
+	for _, e := range ents {
+		if n := e.Name(); e.Type().IsRegular() && (isDigest(n) || strings.HasPrefix(n, "fill-")) {
+			os.Remove(filepath.Join(dir, n))
+		}
 	}
 	return &Cache{store: store, dir: dir, max: maxBytes, lru: list.New(),
 		byDigest: map[string]*list.Element{}, inflight: map[string]*fill{}, hot: map[string][]byte{}}, nil
