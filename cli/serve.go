@@ -83,6 +83,10 @@ func serveCommand(g *globals) *cli.Command {
 			if err != nil {
 				return err
 			}
+			assetCache, err := envInt("CELLD_ASSET_CACHE_BYTES")
+			if err != nil {
+				return err
+			}
 			stateDir := os.Getenv("CELLD_WATCH")
 			if o.Node == "" {
 				if o.Node, err = os.Hostname(); err != nil {
@@ -101,7 +105,8 @@ func serveCommand(g *globals) *cli.Command {
 				LTXRetention: time.Duration(retention) * time.Second,
 				Releases:     int(releases), DrainTimeout: time.Duration(drainMS) * time.Millisecond,
 				Builtins: builtinKinds, Hibernate: time.Duration(hibernate) * time.Second,
-				MaxCellBytes: maxCellMB << 20,
+				MaxCellBytes:    maxCellMB << 20,
+				AssetCacheBytes: assetCache, AssetCacheDir: os.Getenv("CELLD_ASSET_CACHE_DIR"),
 			})
 			var fe *server.FenceError
 			var sf *server.StoreFaultError
