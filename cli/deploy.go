@@ -97,6 +97,9 @@ func deployErr(err error) error {
 
 func renderDeploy(w io.Writer, r deploy.Result, location string) error {
 	var err error
+	if r.Assets > 0 && !r.DryRun {
+		fmt.Fprintf(w, "assets: %d files; bodies: %d uploaded (%d bytes), %d already stored\n", r.Assets, r.Uploaded.Stored, r.Uploaded.Bytes, r.Uploaded.Present)
+	}
 	switch {
 	case r.DryRun:
 		_, err = fmt.Fprintf(w, "dry run: %s version %s (nothing written)\n", r.Worker, r.Version)

@@ -74,7 +74,8 @@ func TestDev_ConsoleRequestLogEnvAndFailedChange(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	write("wrangler.toml", "name = \"app\"\nmain = \"src/index.js\"\nworkers_dev = true\n[vars]\nSTAGE = \"top\"\n[env.staging.vars]\nSTAGE = \"staging\"\n")
+	write("wrangler.toml", "name = \"app\"\nmain = \"src/index.js\"\nworkers_dev = true\n[assets]\ndirectory = \"public\"\n[vars]\nSTAGE = \"top\"\n[env.staging.vars]\nSTAGE = \"staging\"\n")
+	write("public/hello.txt", "first")
 	write("src/index.js", devWorker)
 	write(".dev.vars", "# local values\nTOKEN=\"from dev vars\"\n")
 	write(".env", "TOKEN=from-dotenv-ignored\n")
@@ -131,6 +132,22 @@ func TestDev_ConsoleRequestLogEnvAndFailedChange(t *testing.T) {
 	// The stack names the source file and line of the throw (line 14).
 	waitFor(t, &stderr, `✘ \[ERROR\] uncaught exception in fetch handler: Error: boom`)
 	waitFor(t, &stderr, `src/index\.js:14:`)
+
+	// celld dev serves the asset directory live.
+	if code, body := get("/hello.txt"); code != 200 || body != "first" {
+		t.Errorf("GET /hello.txt: %d %q", code, body)
+	}
+	write("public/hello.txt", "second")
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		if _, body := get("/hello.txt"); body == "second" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("a changed asset was not served within 20 s")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
 
 	// A change that builds but throws at startup is reported once; the
 	// previous version keeps serving.
