@@ -53,6 +53,7 @@ type Config struct {
 	// path, that celld does not act on. Neither is read from the file.
 	EnvName string   `json:"-"`
 	Ignored []string `json:"-"`
+	Notes   []string `json:"-"` // warnings about the environment's resolution
 }
 
 // DurableObjects is the "durable_objects" section.

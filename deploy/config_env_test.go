@@ -179,3 +179,17 @@ func TestLoadConfigEnv_Project(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+func TestParseConfigEnv_NoSections(t *testing.T) {
+	src := "name = \"w\"\nmain = \"i.js\"\n[vars]\nA = \"top\"\n[[kv_namespaces]]\nbinding = \"KV\"\nid = \"ns\"\n"
+	cfg, err := deploy.ParseConfigEnv("wrangler.toml", []byte(src), "staging")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Name != "w-staging" || cfg.Vars["A"] != "top" || len(cfg.KVNamespaces) != 1 {
+		t.Errorf("name %q vars %v kv %v: want the top level, bindings included, as env staging", cfg.Name, cfg.Vars, cfg.KVNamespaces)
+	}
+	if len(cfg.Notes) != 1 || !strings.Contains(cfg.Notes[0], "no [env.staging] section") {
+		t.Errorf("notes %q", cfg.Notes)
+	}
+}

@@ -134,11 +134,19 @@ func resolveEnv(file string, top *Config, obj map[string]any, env string) (*Conf
 	}
 	envs, _ := obj["env"].(map[string]any)
 	sec, ok := envs[env].(map[string]any)
-	if !ok {
-		have := "it has none"
-		if len(envs) > 0 {
-			have = "it has " + strings.Join(sortedKeys(envs), ", ")
+	if !ok && len(envs) == 0 {
+		// No named environments at all: Wrangler runs the top level as
+		// the named one, bindings included, under <name>-<env>.
+		out := *top
+		if top.Name != "" {
+			out.Name = top.Name + "-" + env
 		}
+		out.EnvName, out.Ignored = env, ignored
+		out.Notes = []string{fmt.Sprintf("no [env.%s] section in %s: using the top-level config as environment %q", env, filepath.Base(file), env)}
+		return &out, nil
+	}
+	if !ok {
+		have := "it has " + strings.Join(sortedKeys(envs), ", ")
 		return nil, &ProjectError{
 			Problems: []string{fmt.Sprintf("%s: No environment found in configuration with name %q (%s).", file, env, have)},
 			Hint:     fmt.Sprintf("add an [env.%s] section (or \"env\": {%q: {…}}), or drop --env", env, env)}

@@ -113,6 +113,7 @@ func buildProject(dir string, o Options) (*Build, error) {
 	if w := cfg.IgnoredWarning(); w != "" {
 		warnings = append([]string{w}, warnings...)
 	}
+	warnings = append(append([]string(nil), cfg.Notes...), warnings...)
 	return &Build{Config: cfg, Manifest: m, Code: b.Code, Warnings: warnings, Assets: scanned}, nil
 }
 
