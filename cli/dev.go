@@ -50,8 +50,8 @@ func devCommand(g *globals) *cli.Command {
 		Flags: []cli.Flag{
 			&cli.BoolFlag{Name: "clean", Usage: "start from empty state", Destination: &o.Clean},
 			&cli.StringFlag{Name: "listen", Usage: "address to serve on (--ip and --port set its parts)", Value: "127.0.0.1:9876", Destination: &o.Listen},
-			&cli.IntFlag{Name: "port", Usage: "port to serve on (default 9876)", Destination: &o.Port},
-			&cli.StringFlag{Name: "ip", Usage: "address to serve on (default 127.0.0.1)", Destination: &o.IP},
+			&cli.IntFlag{Name: "port", Usage: "port to serve on (replaces the port of --listen)", Destination: &o.Port},
+			&cli.StringFlag{Name: "ip", Usage: "address to serve on (replaces the host of --listen)", Destination: &o.IP},
 			&cli.StringSliceFlag{Name: "var", Usage: "KEY:VALUE added to env (repeatable; wins over vars and .dev.vars)", Destination: &o.Vars},
 			&cli.StringFlag{Name: "env", Aliases: []string{"e"}, Usage: "run the config's env.NAME section", Destination: &o.Env},
 			&cli.StringFlag{Name: "persist-to", Usage: "directory of the local state (default DIR/.celld/dev)", Destination: &o.PersistTo},
