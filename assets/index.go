@@ -60,19 +60,33 @@ const MaxTotal = 1 << 30
 // Scan reads the asset directory of cfg under dir (its project). It
 // refuses what Cloudflare refuses (more than MaxFiles files, a file over
 // 25 MiB) and what cannot be served safely (symlinks, special files,
-// names that are not UTF-8), naming the file. _headers and _redirects are
-// rules, not assets; so is .assetsignore, which celld does not read and
-// refuses rather than ignore.
+// names that are not UTF-8), naming the file. _headers, _redirects and
+// .assetsignore are rules, not assets; a path .assetsignore names (in
+// .gitignore syntax) is left out.
 func Scan(dir string, cfg Config) (*Scanned, error) {
 	root := filepath.Join(dir, filepath.FromSlash(cfg.Directory))
 	s := &Scanned{Index: &Index{Format: IndexFormat, Config: cfg, Files: map[string]Entry{}}, Paths: map[string]string{}}
 	var problems []string
+	var ignore []ignoreRule
+	if b, err := readLimited(filepath.Join(root, ".assetsignore"), MaxRulesFile); err == nil {
+		if ignore, err = parseIgnore(string(b)); err != nil {
+			return nil, &ScanError{Problems: []string{"assets: " + err.Error()}}
+		}
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		return nil, &ScanError{Problems: []string{fmt.Sprintf("assets: .assetsignore: %v", err)}}
+	}
 	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
 		rel, _ := filepath.Rel(root, p)
 		rel = filepath.ToSlash(rel)
+		if rel != "." && ignored(ignore, rel, d.IsDir()) {
+			if d.IsDir() {
+				return filepath.SkipDir
+			}
+			return nil
+		}
 		if d.IsDir() {
 			return nil
 		}
@@ -98,10 +112,9 @@ func Scan(dir string, cfg Config) (*Scanned, error) {
 			}
 			return nil
 		case ".assetsignore":
-			problems = append(problems, "assets: .assetsignore is not supported by celld; move the files out of the directory")
 			return nil
 		case "_worker.js":
-			problems = append(problems, "assets: _worker.js would be served as a public asset; move it out of the directory")
+			problems = append(problems, "assets: _worker.js would be served as a public asset; list it in .assetsignore or move it out of the directory")
 			return nil
 		}
 		info, err := d.Info()

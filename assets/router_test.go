@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"github.com/celldgo/celld/bucket"
@@ -162,5 +163,32 @@ func TestScan_Limits(t *testing.T) {
 	se, ok := err.(*ScanError)
 	if !ok || len(se.Problems) != 2 {
 		t.Fatalf("err %v: want the big file and the symlink named", err)
+	}
+}
+
+func TestScan_AssetsIgnore(t *testing.T) {
+	dir := t.TempDir()
+	pub := filepath.Join(dir, "public")
+	for name, body := range map[string]string{
+		".assetsignore": "# framework output\n_worker.js\n*.map\n/private/\n!keep.map\ndocs/**/draft.md\n",
+		"_worker.js":    "server code", "app.js": "a", "app.js.map": "m", "keep.map": "k",
+		"private/secret.txt": "s", "sub/private/ok.txt": "o", "docs/a/b/draft.md": "d", "docs/a/final.md": "f",
+	} {
+		p := filepath.Join(pub, filepath.FromSlash(name))
+		os.MkdirAll(filepath.Dir(p), 0o755)
+		os.WriteFile(p, []byte(body), 0o644)
+	}
+	s, err := Scan(dir, Config{Directory: "public"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for p := range s.Index.Files {
+		got = append(got, p)
+	}
+	slices.Sort(got)
+	want := []string{"/app.js", "/docs/a/final.md", "/keep.map", "/sub/private/ok.txt"}
+	if !slices.Equal(got, want) {
+		t.Errorf("assets %q, want %q", got, want)
 	}
 }
