@@ -3,7 +3,6 @@ package cli
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -148,9 +147,7 @@ func secretListCommand(g *globals) *cli.Command {
 			for _, n := range sec.Names() {
 				out = append(out, entry{n, "secret_text"})
 			}
-			enc := json.NewEncoder(cmd.Root().Writer)
-			enc.SetIndent("", "  ")
-			return enc.Encode(out)
+			return writeJSON(cmd.Root().Writer, out)
 		},
 	}
 }
@@ -190,9 +187,9 @@ func (g *globals) changeSecrets(ctx context.Context, script string, change func(
 // readSecretValue reads a secret's value: at a prompt without echo when
 // stdin is a terminal, else all of stdin less one trailing newline.
 func readSecretValue(in io.Reader, prompt io.Writer) (string, error) {
-	if f, ok := in.(*os.File); ok && term.IsTerminal(f.Fd()) {
+	if isTerminal(in) {
 		fmt.Fprint(prompt, "Enter a secret value: ")
-		b, err := term.ReadPassword(f.Fd())
+		b, err := term.ReadPassword(in.(*os.File).Fd())
 		fmt.Fprintln(prompt)
 		if err != nil {
 			return "", fmt.Errorf("read the secret value: %w", err)

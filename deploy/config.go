@@ -114,6 +114,11 @@ var r2BucketName = regexp.MustCompile(`^[a-z0-9][a-z0-9-]{1,61}[a-z0-9]$`)
 type R2Bucket struct {
 	Binding    string `json:"binding"`
 	BucketName string `json:"bucket_name"`
+	// PreviewBucketName, Jurisdiction and Remote are accepted and not
+	// used: one fleet, one bucket, no preview buckets at run time.
+	PreviewBucketName string `json:"preview_bucket_name,omitempty"`
+	Jurisdiction      string `json:"jurisdiction,omitempty"`
+	Remote            bool   `json:"remote,omitempty"`
 }
 
 // Queues is the "queues" section.
