@@ -10,6 +10,7 @@ import (
 	"github.com/urfave/cli/v3"
 
 	"github.com/celldgo/celld/d1"
+	"github.com/celldgo/celld/deploy"
 )
 
 // celld d1 execute|migrations list|migrations apply|migrate: Wrangler's
@@ -76,33 +77,13 @@ func (o *d1Options) resolve(cmd *cli.Command) (*d1Target, error) {
 	if len(args) == 2 {
 		dir = args[1]
 	}
-	path := findConfig(dir, o.Config)
-	if path == "" {
-		return nil, &Error{Err: fmt.Errorf("no wrangler.jsonc or wrangler.json in %s", dir), Code: ExitUsage,
-			Hint: "run in the project directory, or pass the project directory after DB, or --config FILE"}
-	}
-	type database struct {
-		Binding         string `json:"binding"`
-		DatabaseName    string `json:"database_name"`
-		DatabaseID      string `json:"database_id"`
-		MigrationsDir   string `json:"migrations_dir"`
-		MigrationsTable string `json:"migrations_table"`
-	}
-	type section struct {
-		D1Databases []database `json:"d1_databases"`
-	}
-	var cfg struct {
-		section
-		Env map[string]section `json:"env"`
-	}
-	if err := readConfigSection(path, &cfg); err != nil {
+	cfg, path, err := findProjectConfig(dir, o.Config, o.Env,
+		"run in the project directory, or pass the project directory after DB, or --config FILE")
+	if err != nil {
 		return nil, err
 	}
-	list := cfg.D1Databases
-	if o.Env != "" {
-		list = cfg.Env[o.Env].D1Databases // not inherited by environments
-	}
-	var found *database
+	list := cfg.D1Databases // an env's own: bindings are not inherited
+	var found *deploy.D1Database
 	for i := range list {
 		if list[i].DatabaseName == name || list[i].Binding == name {
 			found = &list[i]

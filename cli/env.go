@@ -37,6 +37,8 @@ var envVars = []envVar{
 	{Name: "CELLD_HIBERNATE_S", Default: "10", Meaning: "a Durable Object idle this many seconds drops its JS isolate (memory) but stays resident; its next event re-runs the constructor; 0 = never", Min: 0, Max: 86400},
 	{Name: "CELLD_GC_HEAP_MIN_MB", Default: "64", Meaning: "the garbage collector lets the heap grow to at least this many MB between cycles (GOGC 200 above it); 0 = GOGC 200 alone; ignored when GOGC is set", Min: 0, Max: 65536},
 	{Name: "CELLD_MAX_CELL_MB", Default: "10240", Meaning: "largest cell database (MiB) a restore rebuilds; an LTX object in the bucket claiming more is refused as corrupt before anything is allocated for it", Min: 1, Max: 16777216},
+	{Name: "CELLD_ASSET_CACHE_BYTES", Default: "536870912", Meaning: "bound of the node's on-disk cache of static asset bodies (least recently used evicted)", Min: 1 << 20, Max: 1 << 50},
+	{Name: "CELLD_ASSET_CACHE_DIR", Meaning: "directory of that cache; default: asset-cache-<node> beside CELLD_WATCH"},
 	{Name: "CELLD_RELEASES", Default: "128", Meaning: "cell releases in flight at most during a drain", Min: 1, Max: 100000},
 	{Name: "CELLD_SHUTDOWN_DRAIN_MS", Default: "25000", Meaning: "a drain (SIGTERM, SIGINT, POST /shutdown) ends after this many ms even if cells remain", Min: 1, Max: 3600000},
 	{Name: "CELLD_DURABILITY", Default: "bucket", Meaning: "how a write is proven durable before its output: bucket (LTX upload + ownership re-check)", Choices: []string{"bucket"}},

@@ -9,6 +9,7 @@ import (
 
 	"github.com/urfave/cli/v3"
 
+	"github.com/celldgo/celld/deploy"
 	"github.com/celldgo/celld/kv"
 )
 
@@ -75,29 +76,15 @@ func (o *kvNamespaceOptions) fromConfig(previewSet bool) (string, error) {
 		return "", &Error{Err: errors.New("--binding specified, but no config file was found."), Code: ExitUsage,
 			Hint: "run in the project directory (or pass --cwd DIR or --config FILE), or use --namespace-id"}
 	}
-	type ns struct {
-		Binding   string `json:"binding"`
-		ID        string `json:"id"`
-		PreviewID string `json:"preview_id"`
-	}
-	type section struct {
-		KVNamespaces []ns `json:"kv_namespaces"`
-	}
-	var cfg struct {
-		section
-		Env map[string]section `json:"env"`
-	}
-	if err := readConfigSection(path, &cfg); err != nil {
+	cfg, err := projectConfig(path, o.Env)
+	if err != nil {
 		return "", err
 	}
-	list := cfg.KVNamespaces
-	if o.Env != "" {
-		list = cfg.Env[o.Env].KVNamespaces // not inherited by environments
-	}
+	list := cfg.KVNamespaces // an env's own: bindings are not inherited
 	if len(list) == 0 {
 		return "", usageErr("No KV Namespaces configured! Either use --namespace-id to upload directly or add a KV namespace to your wrangler config file.")
 	}
-	var found *ns
+	var found *deploy.KVNamespace
 	for i := range list {
 		if list[i].Binding == o.Binding {
 			found = &list[i]

@@ -136,6 +136,7 @@ func New(version string) *cli.Command {
 			kvCommand(g),
 			d1Command(g),
 			r2Command(g),
+			secretCommand(g),
 		},
 	}
 	for _, c := range root.Commands {

@@ -87,6 +87,10 @@ func serveCommand(g *globals) *cli.Command {
 			if err != nil {
 				return err
 			}
+			assetCache, err := envInt("CELLD_ASSET_CACHE_BYTES")
+			if err != nil {
+				return err
+			}
 			stateDir := os.Getenv("CELLD_WATCH")
 			if o.Node == "" {
 				if o.Node, err = os.Hostname(); err != nil {
@@ -106,6 +110,7 @@ func serveCommand(g *globals) *cli.Command {
 				Releases:     int(releases), DrainTimeout: time.Duration(drainMS) * time.Millisecond,
 				Builtins: builtinKinds, Hibernate: time.Duration(hibernate) * time.Second,
 				MaxCellBytes: maxCellMB << 20, SkewMargin: time.Duration(skewMargin) * time.Millisecond,
+				AssetCacheBytes: assetCache, AssetCacheDir: os.Getenv("CELLD_ASSET_CACHE_DIR"),
 			})
 			var fe *server.FenceError
 			var sf *server.StoreFaultError

@@ -83,18 +83,29 @@ func Bundle(dir, main string) (BundleResult, error) {
 // any other Node.js import stops the bundle with a message naming it and
 // its importer.
 func BundleNode(dir, main string, node NodeMode) (BundleResult, error) {
+	return bundle(dir, main, node, false)
+}
+
+// BundleWithSourceMap is BundleNode with an inline source map, so a stack
+// trace names the project's own files and lines (celld dev,
+// upload_source_maps).
+func BundleWithSourceMap(dir, main string, node NodeMode) (BundleResult, error) {
+	return bundle(dir, main, node, true)
+}
+
+func bundle(dir, main string, node NodeMode, sourceMap bool) (BundleResult, error) {
 	abs, err := filepath.Abs(dir)
 	if err != nil {
 		return BundleResult{}, projectErr("", "project directory %s: %v", dir, err)
 	}
-	res := build(abs, main, gojaGaps, node)
+	res := build(abs, main, gojaGaps, node, sourceMap)
 	if len(res.Errors) == 0 {
 		if code, ok := jsOutput(res); ok {
 			quoted, _, err := quoteAccessorNamedFields(code)
 			if err == nil {
 				setJSOutput(res, quoted)
 			} else {
-				res = build(abs, main, loweredFields(), node)
+				res = build(abs, main, loweredFields(), node, sourceMap)
 			}
 		}
 	}
@@ -127,8 +138,13 @@ func BundleNode(dir, main string, node NodeMode) (BundleResult, error) {
 }
 
 // build runs esbuild on main with the given feature table.
-func build(abs, main string, supported map[string]bool, node NodeMode) api.BuildResult {
+func build(abs, main string, supported map[string]bool, node NodeMode, sourceMap bool) api.BuildResult {
+	sm := api.SourceMapNone
+	if sourceMap {
+		sm = api.SourceMapInline
+	}
 	return api.Build(api.BuildOptions{
+		Sourcemap:     sm,
 		AbsWorkingDir: abs,
 		EntryPoints:   []string{filepath.Join(abs, filepath.FromSlash(main))},
 		Outfile:       filepath.Join(abs, "index.js"), // names the output; Write is false

@@ -71,6 +71,24 @@ type Options struct {
 	// node waits before counting it dead (CELLD_SKEW_MARGIN_MS). Default
 	// 5s. A lease seen unchanged for TTL + 1% counts as dead sooner.
 	SkewMargin time.Duration
+	// AssetCacheDir and AssetCacheBytes place and bound the node's static
+	// asset cache (CELLD_ASSET_CACHE_DIR, CELLD_ASSET_CACHE_BYTES).
+	AssetCacheDir   string
+	AssetCacheBytes int64
+	// Dev holds what celld dev adds to a node; nil for a fleet node.
+	Dev *DevOptions
+}
+
+// DevOptions are celld dev's additions to a node.
+type DevOptions struct {
+	// OnLoadError hears once of a deployment that failed to load; the
+	// previous one keeps serving.
+	OnLoadError func(version string, err error)
+	// RequestLog hears of every public request once it is answered.
+	RequestLog func(method, path string, status int, took time.Duration)
+	// HTMLErrors answers a browser (Accept: text/html) whose request made
+	// the Worker throw with an HTML page instead of the plain 500.
+	HTMLErrors bool
 }
 
 // node is a running server.
@@ -183,6 +201,15 @@ func Run(ctx context.Context, o Options) error {
 	}
 	n := &node{opts: o, log: log, fleet: fn, apps: &apps{store: o.Store, log: log, objects: objs}, objects: objs,
 		advertise: advertise, shutdown: make(chan shutdownRequest, 1)}
+	if n.apps.assetCache, err = newAssetCache(n.apps, o); err != nil {
+		cctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		fn.Close(cctx)
+		return err
+	}
+	if o.Dev != nil {
+		n.apps.onLoadError = o.Dev.OnLoadError
+	}
 	if err := n.apps.refresh(ctx); err != nil && ctx.Err() == nil && errors.Is(err, bucket.ErrUnavailable) {
 		// The bucket went away right after the lease was taken: serve
 		// (503 until a deployment loads), let the watch loop retry, and
@@ -215,7 +242,7 @@ func Run(ctx context.Context, o Options) error {
 	log.Info("node serving", "node", o.Node, "session", fn.Session(), "listen", pub.Addr().String(), "internal", internal.Addr().String(), "advertise", advertise)
 
 	pubMux := http.NewServeMux()
-	pubMux.HandleFunc("/", n.serveWorker)
+	pubMux.Handle("/", n.devWrap(http.HandlerFunc(n.serveWorker)))
 	pubMux.HandleFunc("GET /__celld/health", func(w http.ResponseWriter, r *http.Request) {
 		if !fn.Serving() || objs.drain.active.Load() {
 			w.Header().Set("Connection", "close")

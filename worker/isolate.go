@@ -263,6 +263,24 @@ func (iso *isolate) reportException(what string, err any) {
 	}
 }
 
+// exceptionText is a thrown value's text and stack, as reportException
+// logs them.
+func exceptionText(err any) string {
+	switch e := err.(type) {
+	case *goja.Exception:
+		return e.String()
+	case goja.Value:
+		if st := stackOf(e); st != "" {
+			return st
+		}
+		return describeValue(e)
+	case error:
+		return e.Error()
+	default:
+		return fmt.Sprint(e)
+	}
+}
+
 // describeValue renders a thrown value for a log line without running
 // arbitrary user code beyond toString.
 func describeValue(v goja.Value) (s string) {

@@ -68,6 +68,9 @@ type Response struct {
 	// Uncaught marks the runtime's own 500: the handler threw (or its
 	// promise rejected) instead of answering.
 	Uncaught bool
+	// Exception, with Uncaught, is what was thrown, with its stack (for
+	// celld dev's error page; a fleet node never sends it).
+	Exception string
 	// Unavailable, with Uncaught, is the first ErrUnavailable refusal a
 	// Durable Object call of this request met (nil: none): the handler
 	// most likely threw because of it, and the host may answer as it
