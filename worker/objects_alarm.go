@@ -179,6 +179,7 @@ func (o *Object) startAlarm(ch chan<- alarmOutcome) {
 		info := iso.vm.NewObject()
 		_ = info.Set("retryCount", a.Retry)
 		_ = info.Set("isRetry", a.Retry > 0)
+		_ = info.Set("scheduledTime", a.Deadline)
 		res, ok := o.invoke(ev, what, "objectAlarm", o.instance, info)
 		if !ok {
 			return

@@ -19,8 +19,8 @@ function alarmTime(t) {
   if (t instanceof Date) ms = t.getTime();
   else if (typeof t === "number") ms = t;
   else throw new TypeError("Failed to execute 'setAlarm' on 'DurableObjectStorage': parameter 1 is not of type 'date'.");
-  if (!Number.isFinite(ms)) throw new TypeError("Failed to execute 'setAlarm' on 'DurableObjectStorage': parameter 1 is not of type 'date'.");
-  return Math.trunc(ms);
+  if (!Number.isFinite(ms)) throw new TypeError("The value cannot be converted because it is not a valid Date.");
+  return Math.floor(ms);
 }
 const getAlarmOp = (S) => run(() => S.getAlarm());
 const setAlarmOp = (S, t) => run(() => { S.setAlarm(alarmTime(t)); });
