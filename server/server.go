@@ -20,6 +20,7 @@ import (
 	"github.com/celldgo/celld/diagnose"
 	"github.com/celldgo/celld/fleet"
 	"github.com/celldgo/celld/host"
+	"github.com/celldgo/celld/wake"
 )
 
 // Options configure a node.
@@ -67,6 +68,9 @@ type Options struct {
 	// may claim (CELLD_MAX_CELL_MB); a restore refuses one past it. 0:
 	// cell.DefaultMaxCellBytes.
 	MaxCellBytes int64
+	// WakerTick is how often the node holding the waker role scans the due
+	// wake entries (CELLD_WAKER_TICK_MS). Default wake.DefaultTick.
+	WakerTick time.Duration
 }
 
 // node is a running server.
@@ -120,6 +124,9 @@ func Run(ctx context.Context, o Options) error {
 	if err := fleet.EnsureFormat(ctx, o.Store); err != nil {
 		return err
 	}
+	if err := wake.EnsureFormat(ctx, o.Store); err != nil {
+		return err
+	}
 	secret, err := fleet.PeerSecret(ctx, o.Store)
 	if err != nil {
 		return err
@@ -166,6 +173,9 @@ func Run(ctx context.Context, o Options) error {
 	objs.max = o.MaxResident
 	objs.retention = o.LTXRetention
 	objs.hibernate = o.Hibernate
+	objs.wake = wake.NewPublisher(o.Store, log)
+	objs.waker = wake.NewWaker(wake.WakerConfig{Store: o.Store, Node: o.Node, Session: fn.Session(), Tick: o.WakerTick,
+		Wake: objs.wakeCell, Skip: objs.skipWake, Log: log})
 	if o.Builtins == nil {
 		o.Builtins = DefaultBuiltins()
 	}
@@ -205,6 +215,7 @@ func Run(ctx context.Context, o Options) error {
 	}
 	go n.apps.watch(wctx, o.Poll)
 	go objs.evictLoop(wctx)
+	go objs.waker.Run(wctx)
 	go objs.retainLoop(wctx, retainEvery(o.LTXRetention))
 	n.started = time.Now()
 	log.Info("node serving", "node", o.Node, "session", fn.Session(), "listen", pub.Addr().String(), "internal", internal.Addr().String(), "advertise", advertise)
