@@ -115,6 +115,9 @@ func runDev(ctx context.Context, out, errw io.Writer, version, dir string, o *de
 		Store: store, Node: devNode, Listen: o.Listen, InternalListen: "127.0.0.1:0",
 		Version: version, TTL: 3 * time.Second, Logger: log, WaitForPrevious: true, Poll: 200 * time.Millisecond,
 		StateDir: filepath.Join(root, "state"),
+		// One node: its own timers fire its alarms; the waker only picks up
+		// alarms of cells evicted while idle, so it may scan often.
+		WakerTick: time.Second,
 		OnReady: func(public, internal string) {
 			fmt.Fprintf(out, "ready on http://%s\n", public)
 			close(ready)
