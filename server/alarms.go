@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/celldgo/celld/cell"
+	"github.com/celldgo/celld/server/api"
 	"github.com/celldgo/celld/wake"
 	"github.com/celldgo/celld/worker"
 )
@@ -187,7 +188,24 @@ func (o *objects) skipWake(name string) bool {
 	return resident || activating
 }
 
-// alarmCounts are /state's alarm figures.
+// alarmState fills /state's alarm figures.
+func (o *objects) alarmState(st *api.State) {
+	armed, due := o.alarmCounts()
+	st.Counters.AlarmsArmed, st.Counters.AlarmsDue = int(armed), int(due)
+	if o.waker != nil {
+		ws := o.waker.Stats()
+		if ws.Holder {
+			st.Counters.WakeupsDue = int(ws.Due)
+		}
+		st.Waker = api.Waker{Holder: ws.Holder, Pages: ws.Pages, Woken: ws.Woken}
+	}
+	if o.wake != nil {
+		c := o.wake.Counts()
+		st.Waker.Published, st.Waker.Deleted = c.Puts, c.Deletes+o.waker.Stats().Deleted
+	}
+}
+
+// alarmCounts counts the resident cells with an alarm set, and those due.
 func (o *objects) alarmCounts() (armed, due int64) {
 	now := time.Now()
 	o.mu.Lock()

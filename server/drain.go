@@ -243,6 +243,7 @@ func (n *node) state() api.State {
 		Health: "ok", Counters: o.counts(), Cells: o.cells(),
 		UptimeMS: time.Since(n.started).Milliseconds(), LeaseExpiresMS: fn.Expires().UnixMilli(), NowMS: time.Now().UnixMilli(),
 	}
+	o.alarmState(&st)
 	if o.drain.active.Load() {
 		st.Draining, st.Health, st.Mode = true, "draining", "handoff"
 		if o.drain.preserve {
