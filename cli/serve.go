@@ -106,7 +106,7 @@ func serveCommand(g *globals) *cli.Command {
 				Releases:     int(releases), DrainTimeout: time.Duration(drainMS) * time.Millisecond,
 				Builtins: builtinKinds, Hibernate: time.Duration(hibernate) * time.Second,
 				MaxCellBytes: maxCellMB << 20,
-				WakerTick: time.Duration(wakerTick) * time.Millisecond,
+				WakerTick:    time.Duration(wakerTick) * time.Millisecond,
 			})
 			var fe *server.FenceError
 			var sf *server.StoreFaultError
