@@ -148,7 +148,11 @@ func (o *objects) fireAlarm(r *resident) {
 	ctx, cancel := context.WithTimeout(r.hc.Context(), 15*time.Minute)
 	defer cancel()
 	o.alarmsFired.Add(1)
+	_, due := r.armed()
 	res, err := r.obj.Alarm(ctx)
+	if err == nil && res.Ran {
+		o.noteLateness(res.Started.Sub(time.UnixMilli(due)))
+	}
 	if gerr := r.gate(ctx); gerr != nil {
 		o.log.Warn("alarm outcome not confirmed", "cell", r.cell, "err", gerr)
 		return
@@ -162,6 +166,35 @@ func (o *objects) fireAlarm(r *resident) {
 	if err == nil && !res.Ran && res.State.Set {
 		r.arm(true, res.State.Deadline) // early (clock): arm again
 	}
+}
+
+// lateness keeps the most recent alarm latenesses (from the alarm's time
+// to its handler's start), for benchmarks and diagnosis.
+type lateness struct {
+	mu  sync.Mutex
+	buf []time.Duration
+	n   int
+}
+
+const latenessKept = 1 << 16
+
+func (o *objects) noteLateness(d time.Duration) {
+	l := &o.late
+	l.mu.Lock()
+	if len(l.buf) < latenessKept {
+		l.buf = append(l.buf, d)
+	} else {
+		l.buf[l.n%latenessKept] = d
+	}
+	l.n++
+	l.mu.Unlock()
+}
+
+// latenesses returns a copy of the latenesses kept.
+func (o *objects) latenesses() []time.Duration {
+	o.late.mu.Lock()
+	defer o.late.mu.Unlock()
+	return append([]time.Duration(nil), o.late.buf...)
 }
 
 // wakeCell is the waker's way in: activate a Durable Object cell here

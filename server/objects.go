@@ -59,6 +59,7 @@ type objects struct {
 	wake        *wake.Publisher // wake entries of alarms (nil: none)
 	waker       *wake.Waker
 	alarmsFired atomic.Int64
+	late        lateness // alarms.go
 }
 
 var _ worker.ObjectHost = (*objects)(nil)

@@ -73,6 +73,10 @@ type Options struct {
 	WakerTick time.Duration
 }
 
+// testNodeHook, set only by tests and benchmarks of this package, sees
+// every node Run makes.
+var testNodeHook func(*node)
+
 // node is a running server.
 type node struct {
 	opts    Options
@@ -188,6 +192,9 @@ func Run(ctx context.Context, o Options) error {
 	}
 	n := &node{opts: o, log: log, fleet: fn, apps: &apps{store: o.Store, log: log, objects: objs}, objects: objs,
 		advertise: advertise, shutdown: make(chan shutdownRequest, 1)}
+	if testNodeHook != nil {
+		testNodeHook(n)
+	}
 	if err := n.apps.refresh(ctx); err != nil && ctx.Err() == nil && errors.Is(err, bucket.ErrUnavailable) {
 		// The bucket went away right after the lease was taken: serve
 		// (503 until a deployment loads), let the watch loop retry, and

@@ -81,6 +81,7 @@ type Waker struct {
 	woken  atomic.Int64 // cells woken, in total
 	delete atomic.Int64 // retired entries deleted, in total
 	ticks  atomic.Int64
+	resign atomic.Bool
 }
 
 // NewWaker makes a waker; Run drives it.
@@ -152,12 +153,38 @@ func (w *Waker) Run(ctx context.Context) {
 // minutes once.
 func (w *Waker) Tick(ctx context.Context) error {
 	w.ticks.Add(1)
+	if w.resign.Load() {
+		return nil
+	}
 	ok, err := w.claim(ctx)
 	w.holder.Store(ok)
 	if err != nil || !ok {
 		return err
 	}
 	return w.scan(ctx)
+}
+
+// Resign gives the role up for good (the node drains): the lease is
+// rewritten as expired, so any other node may claim it at its next tick.
+func (w *Waker) Resign(ctx context.Context) error {
+	w.resign.Store(true)
+	w.holder.Store(false)
+	data, obj, err := w.cfg.Store.Get(ctx, WakerKey)
+	if bucket.OutcomeOf(err) == bucket.NotFound {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("read %s: %w", WakerKey, err)
+	}
+	var l WakerLease
+	if json.Unmarshal(data, &l) != nil || l.Session != w.cfg.Session {
+		return nil // not ours
+	}
+	l.Expires = 0
+	if _, err := w.cfg.Store.Put(ctx, WakerKey, encode(l), bucket.IfMatch(obj.ETag)); err != nil && bucket.OutcomeOf(err) != bucket.Rejected {
+		return fmt.Errorf("write %s: %w", WakerKey, err)
+	}
+	return nil
 }
 
 // claim takes the role if it is free, expired or ours; the lease lasts
@@ -179,6 +206,9 @@ func (w *Waker) claim(ctx context.Context) (bool, error) {
 		return false, fmt.Errorf("read %s: %w", WakerKey, err)
 	}
 	if !Claimable(cur, w.cfg.Session, now) {
+		return false, nil
+	}
+	if w.resign.Load() {
 		return false, nil
 	}
 	lease := WakerLease{Node: w.cfg.Node, Session: w.cfg.Session, Expires: now + 3*w.cfg.Tick.Milliseconds()}

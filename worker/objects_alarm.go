@@ -46,7 +46,8 @@ type ObjectOptions struct {
 
 // AlarmResult is what one Alarm call did.
 type AlarmResult struct {
-	Ran   bool       // alarm() ran (false: no alarm was due)
+	Ran     bool      // alarm() ran (false: no alarm was due)
+	Started time.Time // when alarm() was called (Ran)
 	Err   *Exception // what alarm() threw (Ran is true)
 	State cell.Alarm // the alarm state afterwards
 }
@@ -60,6 +61,14 @@ type alarmState struct {
 	runSeq   uint64 // installation being run
 	reported uint64 // last Seq given to OnAlarm
 	told     bool
+	// outcome of a run that settled while another event's transaction
+	// was open: recorded once it ends.
+	deferred *deferredOutcome
+}
+
+type deferredOutcome struct {
+	a  cell.Alarm
+	ex *Exception
 }
 
 func (o *Object) now() time.Time {
@@ -74,6 +83,10 @@ func (o *Object) now() time.Time {
 func (o *Object) alarmChanged() {
 	if o.db.InTransaction() {
 		return
+	}
+	if d := o.alarm.deferred; d != nil {
+		o.alarm.deferred = nil
+		o.afterAlarm(d.a, d.ex)
 	}
 	a, err := o.db.Alarm()
 	if err != nil {
@@ -159,6 +172,7 @@ func (o *Object) startAlarm(ch chan<- alarmOutcome) {
 	o.alarm.running, o.alarm.runSeq = true, a.Seq
 	ev, finish := o.newEvent()
 	settled := false
+	var started time.Time
 	settle := func(ex *Exception) {
 		if settled {
 			return
@@ -166,7 +180,10 @@ func (o *Object) startAlarm(ch chan<- alarmOutcome) {
 		settled = true
 		o.alarm.running = false
 		st := o.afterAlarm(a, ex)
-		ch <- alarmOutcome{res: AlarmResult{Ran: true, Err: ex, State: st}}
+		if started.IsZero() {
+			started = time.Now()
+		}
+		ch <- alarmOutcome{res: AlarmResult{Ran: true, Started: started, Err: ex, State: st}}
 	}
 	ev.fail = func(ex *Exception) {
 		if finish() {
@@ -176,6 +193,7 @@ func (o *Object) startAlarm(ch chan<- alarmOutcome) {
 	iso := o.iso
 	ev.run = func() {
 		const what = "exception in Durable Object alarm handler"
+		started = time.Now()
 		info := iso.vm.NewObject()
 		_ = info.Set("retryCount", a.Retry)
 		_ = info.Set("isRetry", a.Retry > 0)
@@ -207,8 +225,14 @@ func (o *Object) afterAlarm(a cell.Alarm, ex *Exception) cell.Alarm {
 		o.iso.log.Warn("read alarm", "error", err)
 		return a
 	}
-	if cur.Seq != a.Seq || o.db.InTransaction() {
+	if cur.Seq != a.Seq {
 		o.alarmChanged()
+		return cur
+	}
+	if o.db.InTransaction() {
+		// Another event's transaction is open: the outcome must not join
+		// it (a rollback would undo it); it is recorded when it ends.
+		o.alarm.deferred = &deferredOutcome{a: a, ex: ex}
 		return cur
 	}
 	var next cell.Alarm
