@@ -46,10 +46,10 @@ type ObjectOptions struct {
 
 // AlarmResult is what one Alarm call did.
 type AlarmResult struct {
-	Ran     bool      // alarm() ran (false: no alarm was due)
-	Started time.Time // when alarm() was called (Ran)
-	Err   *Exception // what alarm() threw (Ran is true)
-	State cell.Alarm // the alarm state afterwards
+	Ran     bool       // alarm() ran (false: no alarm was due)
+	Started time.Time  // when alarm() was called (Ran)
+	Err     *Exception // what alarm() threw (Ran is true)
+	State   cell.Alarm // the alarm state afterwards
 }
 
 // ErrAlarmRunning: an alarm() is already running in the object.
