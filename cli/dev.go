@@ -162,6 +162,9 @@ func runDev(ctx context.Context, out, errw io.Writer, version, dir string, o *de
 			},
 			RequestLog: devRequestLog(out, o.NoLog),
 		},
+		// One node: its own timers fire its alarms; the waker only picks up
+		// alarms of cells evicted while idle, so it may scan often.
+		WakerTick: time.Second,
 		OnReady: func(public, internal string) {
 			fmt.Fprintf(out, "ready on http://%s\n", public)
 			close(ready)

@@ -66,6 +66,10 @@ func serveCommand(g *globals) *cli.Command {
 			if hibernate == 0 {
 				hibernate = -1 // never
 			}
+			wakerTick, err := envInt("CELLD_WAKER_TICK_MS")
+			if err != nil {
+				return err
+			}
 			gcFloor, err := envInt("CELLD_GC_HEAP_MIN_MB")
 			if err != nil {
 				return err
@@ -111,6 +115,7 @@ func serveCommand(g *globals) *cli.Command {
 				Builtins: builtinKinds, Hibernate: time.Duration(hibernate) * time.Second,
 				MaxCellBytes: maxCellMB << 20, SkewMargin: time.Duration(skewMargin) * time.Millisecond,
 				AssetCacheBytes: assetCache, AssetCacheDir: os.Getenv("CELLD_ASSET_CACHE_DIR"),
+				WakerTick: time.Duration(wakerTick) * time.Millisecond,
 			})
 			var fe *server.FenceError
 			var sf *server.StoreFaultError

@@ -160,6 +160,11 @@ func (o *objects) beginDrain(preserve bool, timeout time.Duration, releases int)
 	o.drain.deadline = o.drain.started.Add(timeout)
 	o.drain.cells.Store(int64(len(o.residents) + len(o.activating)))
 	o.drain.active.Store(true)
+	if o.waker != nil {
+		// A draining node wakes nothing: hand the waker role on now, so a
+		// peer picks up the alarms of the cells this drain releases.
+		go o.waker.Resign(context.Background())
+	}
 	return true
 }
 
@@ -243,6 +248,7 @@ func (n *node) state() api.State {
 		Health: "ok", Counters: o.counts(), Cells: o.cells(),
 		UptimeMS: time.Since(n.started).Milliseconds(), LeaseExpiresMS: fn.Expires().UnixMilli(), NowMS: time.Now().UnixMilli(),
 	}
+	o.alarmState(&st)
 	if o.drain.active.Load() {
 		st.Draining, st.Health, st.Mode = true, "draining", "handoff"
 		if o.drain.preserve {

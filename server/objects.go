@@ -17,6 +17,7 @@ import (
 	"github.com/celldgo/celld/deploy"
 	"github.com/celldgo/celld/fleet"
 	"github.com/celldgo/celld/host"
+	"github.com/celldgo/celld/wake"
 	"github.com/celldgo/celld/worker"
 )
 
@@ -54,6 +55,11 @@ type objects struct {
 	releasing  map[string]bool // the stopping cells a drain is releasing
 
 	drain drainState
+
+	wake        *wake.Publisher // wake entries of alarms (nil: none)
+	waker       *wake.Waker
+	alarmsFired atomic.Int64
+	late        lateness // alarms.go
 }
 
 var _ worker.ObjectHost = (*objects)(nil)
@@ -76,6 +82,8 @@ type resident struct {
 	hc              *host.Cell
 	lastUsed        atomic.Int64 // unix nanos
 	inflight        atomic.Int32 //
+
+	alarm residentAlarm // alarms.go
 }
 
 type activation struct {
@@ -235,6 +243,7 @@ func (o *objects) local(ctx context.Context, class, id string) (worker.ObjectHan
 			return nil, a.err
 		}
 		go o.watch(a.r)
+		a.r.alarmReady()
 		return handle{a.r}, nil
 	}
 }
@@ -271,7 +280,7 @@ func (o *objects) start(ap *app, h cell.Handler, class, id string, hc *host.Cell
 	if h != nil {
 		r.bi = hc.Serve(h)
 	} else {
-		obj, err := ap.rt.NewObject(class, id, hc.DB())
+		obj, err := ap.rt.NewObjectWith(class, id, hc.DB(), o.objectOptions(r))
 		if err != nil {
 			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 			defer cancel()
@@ -330,6 +339,7 @@ func (o *objects) stopOne(r *resident, why string) {
 	if err := r.closeObject(ctx); err != nil {
 		o.log.Warn("stop object", "cell", r.cell, "err", err)
 	}
+	r.stopAlarm()
 	// Everything committed goes to the bucket before the cell is
 	// released, so the next owner restores all of it.
 	r.hc.Flush(ctx) // its error is Stop's to report
@@ -358,7 +368,7 @@ func (o *objects) evictIdle(now time.Time) {
 	o.mu.Lock()
 	var victims []*resident
 	for _, r := range o.residents {
-		if r.inflight.Load() == 0 && r.busy() == 0 && now.Sub(time.Unix(0, r.lastUsed.Load())) >= o.idle {
+		if r.inflight.Load() == 0 && r.busy() == 0 && now.Sub(time.Unix(0, r.lastUsed.Load())) >= o.idle && !r.keepForAlarm(now) {
 			victims = append(victims, o.detach(r))
 		}
 	}
@@ -460,7 +470,19 @@ func (h handle) Call(ctx context.Context, method string, args []byte) ([]byte, e
 // gate holds an output of r until what it could reveal is durable and
 // the cell still ours (host.Cell.Gate); a refusal ends the cell's
 // context, and watch stops it.
-func (r *resident) gate(ctx context.Context) error { return r.hc.Gate(ctx) }
+// The wake entries of the alarm installations reported so far must be in
+// the bucket too (alarms.go).
+func (r *resident) gate(ctx context.Context) error {
+	mark := r.wakeMark()
+	if err := r.wakeWait(ctx, mark); err != nil {
+		return fmt.Errorf("output of %s withheld: %w", r.cell, err)
+	}
+	if err := r.hc.Gate(ctx); err != nil {
+		return err
+	}
+	r.wakeConfirmed(mark)
+	return nil
+}
 
 // stopResident stops r if it is still resident.
 func (o *objects) stopResident(r *resident, why string) {

@@ -151,5 +151,6 @@ func (o *objects) resumeOne(ctx context.Context, rc resumeCell) error {
 	o.residents[rc.Cell] = r
 	o.mu.Unlock()
 	go o.watch(r)
+	r.alarmReady()
 	return nil
 }

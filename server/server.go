@@ -20,6 +20,7 @@ import (
 	"github.com/celldgo/celld/diagnose"
 	"github.com/celldgo/celld/fleet"
 	"github.com/celldgo/celld/host"
+	"github.com/celldgo/celld/wake"
 )
 
 // Options configure a node.
@@ -77,6 +78,9 @@ type Options struct {
 	AssetCacheBytes int64
 	// Dev holds what celld dev adds to a node; nil for a fleet node.
 	Dev *DevOptions
+	// WakerTick is how often the node holding the waker role scans the due
+	// wake entries (CELLD_WAKER_TICK_MS). Default wake.DefaultTick.
+	WakerTick time.Duration
 }
 
 // DevOptions are celld dev's additions to a node.
@@ -90,6 +94,10 @@ type DevOptions struct {
 	// the Worker throw with an HTML page instead of the plain 500.
 	HTMLErrors bool
 }
+
+// testNodeHook, set only by tests and benchmarks of this package, sees
+// every node Run makes.
+var testNodeHook func(*node)
 
 // node is a running server.
 type node struct {
@@ -142,6 +150,9 @@ func Run(ctx context.Context, o Options) error {
 	if err := fleet.EnsureFormat(ctx, o.Store); err != nil {
 		return err
 	}
+	if err := wake.EnsureFormat(ctx, o.Store); err != nil {
+		return err
+	}
 	secret, err := fleet.PeerSecret(ctx, o.Store)
 	if err != nil {
 		return err
@@ -189,6 +200,9 @@ func Run(ctx context.Context, o Options) error {
 	objs.max = o.MaxResident
 	objs.retention = o.LTXRetention
 	objs.hibernate = o.Hibernate
+	objs.wake = wake.NewPublisher(o.Store, log)
+	objs.waker = wake.NewWaker(wake.WakerConfig{Store: o.Store, Node: o.Node, Session: fn.Session(), Tick: o.WakerTick,
+		Wake: objs.wakeCell, Skip: objs.skipWake, Log: log})
 	if o.Builtins == nil {
 		o.Builtins = DefaultBuiltins()
 	}
@@ -209,6 +223,9 @@ func Run(ctx context.Context, o Options) error {
 	}
 	if o.Dev != nil {
 		n.apps.onLoadError = o.Dev.OnLoadError
+	}
+	if testNodeHook != nil {
+		testNodeHook(n)
 	}
 	if err := n.apps.refresh(ctx); err != nil && ctx.Err() == nil && errors.Is(err, bucket.ErrUnavailable) {
 		// The bucket went away right after the lease was taken: serve
@@ -237,6 +254,7 @@ func Run(ctx context.Context, o Options) error {
 	}
 	go n.apps.watch(wctx, o.Poll)
 	go objs.evictLoop(wctx)
+	go objs.waker.Run(wctx)
 	go objs.retainLoop(wctx, retainEvery(o.LTXRetention))
 	n.started = time.Now()
 	log.Info("node serving", "node", o.Node, "session", fn.Session(), "listen", pub.Addr().String(), "internal", internal.Addr().String(), "advertise", advertise)

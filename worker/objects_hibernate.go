@@ -21,8 +21,9 @@ import (
 // "Idle" is strict, so that nothing can still run in the old VM: no event
 // in flight or queued, no timer, no ctx.waitUntil or Go work (fetch,
 // another object) pending, no promise Go awaits, no transaction open,
-// blockConcurrencyWhile not holding the gate. Alarms and WebSockets would
-// belong here too; the runtime has neither yet.
+// blockConcurrencyWhile not holding the gate. An armed alarm does not keep
+// the isolate: its timer is the host's, and Alarm wakes the object like
+// any other event.
 
 // DefaultHibernateAfter is Config.HibernateAfter's default.
 const DefaultHibernateAfter = 10 * time.Second

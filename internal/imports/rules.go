@@ -35,7 +35,7 @@ var dataPlane = []string{"d1", "kv", "r2", "queue"}
 // cmd; internal/ and bench/ are test and benchmark support, free to use
 // what they test.
 var Rules = func() []Rule {
-	below := []string{"bucket", "fleet", "diagnose", "deploy", "worker", "cell", "host", "server", "tui", "internal"}
+	below := []string{"bucket", "fleet", "diagnose", "deploy", "worker", "cell", "host", "server", "tui", "internal", "wake"}
 	below = append(below, dataPlane...)
 	rs := []Rule{
 		{Package: "cmd/celld", May: []string{"cli"}},
@@ -48,7 +48,9 @@ var Rules = func() []Rule {
 		{Package: "worker", May: []string{"cell"}},
 		{Package: "cell", May: []string{"bucket", "fleet"}, Ban: []string{engine}},
 		{Package: "host", May: []string{"cell", "fleet", "bucket"}, Ban: []string{engine}},
-		{Package: "server", May: append([]string{"bucket", "fleet", "diagnose", "deploy", "worker", "cell", "host", "server"}, dataPlane...)},
+		// Alarm wake-ups across the fleet: the wake/ layout and the waker.
+		{Package: "wake", May: []string{"bucket", "fleet"}, Ban: []string{engine}},
+		{Package: "server", May: append([]string{"bucket", "fleet", "diagnose", "deploy", "worker", "cell", "host", "server", "wake"}, dataPlane...)},
 		{Package: "server/api"},
 		// tui reads node snapshots through server's wire types and finds
 		// nodes through fleet (which takes a bucket).
