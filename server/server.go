@@ -8,7 +8,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"log/slog"
 	"net"
 	"net/http"
@@ -68,6 +67,10 @@ type Options struct {
 	// may claim (CELLD_MAX_CELL_MB); a restore refuses one past it. 0:
 	// cell.DefaultMaxCellBytes.
 	MaxCellBytes int64
+	// Listener and InternalListener, when set, are already bound to Listen
+	// and InternalListen (the CLI binds them first, to refuse a taken
+	// address before anything else); Run closes them.
+	Listener, InternalListener net.Listener
 	// SkewMargin is how long past a peer's published lease expiry this
 	// node waits before counting it dead (CELLD_SKEW_MARGIN_MS). Default
 	// 5s. A lease seen unchanged for TTL + 1% counts as dead sooner.
@@ -135,6 +138,30 @@ func Run(ctx context.Context, o Options) error {
 	if log == nil {
 		log = slog.Default()
 	}
+	// Bind both listeners before anything touches the bucket: an address
+	// that is taken or malformed fails here, having written nothing. From
+	// now on they answer — health 503 {"phase":"starting"} — while the
+	// storage test runs and the node waits for its lease.
+	pub, err := listen(o.Listener, o.Listen, "CELLD_ADDR / --listen")
+	if err != nil {
+		return err
+	}
+	defer pub.Close()
+	internal, err := listen(o.InternalListener, o.InternalListen, "CELLD_INTERNAL_ADDR / --internal-listen")
+	if err != nil {
+		return err
+	}
+	defer internal.Close()
+	var pubH, intH switchHandler
+	pubH.set(startingHandler(o.Node))
+	intH.set(startingHandler(o.Node))
+	pubSrv := &http.Server{Handler: &pubH, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: idleTimeout}
+	intSrv := &http.Server{Handler: &intH, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: idleTimeout}
+	go pubSrv.Serve(pub)
+	go intSrv.Serve(internal)
+	defer pubSrv.Close()
+	defer intSrv.Close()
+
 	rep, err := diagnose.Run(ctx, o.Store, diagnose.Options{})
 	if err != nil {
 		return err
@@ -157,16 +184,6 @@ func Run(ctx context.Context, o Options) error {
 	if err != nil {
 		return err
 	}
-	pub, err := net.Listen("tcp", o.Listen)
-	if err != nil {
-		return fmt.Errorf("listen %s: %w", o.Listen, err)
-	}
-	defer pub.Close()
-	internal, err := net.Listen("tcp", o.InternalListen)
-	if err != nil {
-		return fmt.Errorf("listen %s: %w", o.InternalListen, err)
-	}
-	defer internal.Close()
 	advertise := o.Advertise
 	if advertise == "" {
 		advertise = internal.Addr().String()
@@ -275,12 +292,8 @@ func Run(ctx context.Context, o Options) error {
 		writeJSON(w, http.StatusOK, n.state())
 	})
 	intMux.HandleFunc("POST /shutdown", n.serveShutdown)
-	pubSrv := &http.Server{Handler: pubMux, ReadHeaderTimeout: 10 * time.Second}
-	intSrv := &http.Server{Handler: intMux, ReadHeaderTimeout: 10 * time.Second}
-	go pubSrv.Serve(pub)
-	go intSrv.Serve(internal)
-	defer pubSrv.Close()
-	defer intSrv.Close()
+	pubH.set(pubMux)
+	intH.set(intMux)
 	if o.OnReady != nil {
 		o.OnReady(pub.Addr().String(), internal.Addr().String())
 	}
