@@ -52,7 +52,9 @@ type switchHandler struct{ h atomic.Pointer[http.Handler] }
 
 func (s *switchHandler) set(h http.Handler) { s.h.Store(&h) }
 
-func (s *switchHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) { (*s.h.Load()).ServeHTTP(w, r) }
+func (s *switchHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	(*s.h.Load()).ServeHTTP(w, r)
+}
 
 // startingHandler answers while the node runs its storage test and waits
 // for its lease: health and /state say "starting", anything else is a 503
