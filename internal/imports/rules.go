@@ -35,7 +35,7 @@ var dataPlane = []string{"d1", "kv", "r2", "queue"}
 // cmd; internal/ and bench/ are test and benchmark support, free to use
 // what they test.
 var Rules = func() []Rule {
-	below := []string{"bucket", "fleet", "diagnose", "deploy", "worker", "cell", "host", "server", "tui", "internal", "wake"}
+	below := []string{"bucket", "fleet", "diagnose", "deploy", "worker", "cell", "host", "server", "tui", "internal", "wake", "assets"}
 	below = append(below, dataPlane...)
 	rs := []Rule{
 		{Package: "cmd/celld", May: []string{"cli"}},
@@ -44,13 +44,17 @@ var Rules = func() []Rule {
 		{Package: "fleet", May: []string{"bucket", "fleet"}, Ban: []string{engine}},
 		{Package: "fleet/core", Ban: []string{engine}}, // pure: see its own purity test
 		{Package: "diagnose", May: []string{"bucket", "fleet"}, Ban: []string{engine}},
-		{Package: "deploy", May: []string{"bucket"}},
+		{Package: "deploy", May: []string{"bucket", "assets"}},
+		// Static assets: the index, rules and cache, shared by deploy (upload)
+		// and the node (serving); its JS binding is a leaf like the products'.
+		{Package: "assets", May: []string{"bucket", "assets"}, Ban: []string{engine}},
+		{Package: "assets/assetsjs", May: []string{"assets", "worker", "bucket"}},
 		{Package: "worker", May: []string{"cell"}},
 		{Package: "cell", May: []string{"bucket", "fleet"}, Ban: []string{engine}},
 		{Package: "host", May: []string{"cell", "fleet", "bucket"}, Ban: []string{engine}},
 		// Alarm wake-ups across the fleet: the wake/ layout and the waker.
 		{Package: "wake", May: []string{"bucket", "fleet"}, Ban: []string{engine}},
-		{Package: "server", May: append([]string{"bucket", "fleet", "diagnose", "deploy", "worker", "cell", "host", "server", "wake"}, dataPlane...)},
+		{Package: "server", May: append([]string{"bucket", "fleet", "diagnose", "deploy", "worker", "cell", "host", "server", "wake", "assets"}, dataPlane...)},
 		{Package: "server/api"},
 		// tui reads node snapshots through server's wire types and finds
 		// nodes through fleet (which takes a bucket).
