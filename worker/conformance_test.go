@@ -72,7 +72,7 @@ func runFixture(t *testing.T, dir string) {
 		t.Fatal(err)
 	}
 	wcfg := worker.Config{Vars: cfg.Vars, Bindings: bindings, DurableObjects: namespaces, Logger: testLogger(t),
-		Node: map[deploy.NodeMode]worker.NodeMode{deploy.NodeALS: worker.NodeALS, deploy.NodeV1: worker.NodeV1, deploy.NodeV2: worker.NodeV2}[node],
+		Node:           map[deploy.NodeMode]worker.NodeMode{deploy.NodeALS: worker.NodeALS, deploy.NodeV1: worker.NodeV1, deploy.NodeV2: worker.NodeV2}[node],
 		NodeProcessEnv: deploy.NodeProcessEnv(cfg.CompatibilityDate, cfg.CompatibilityFlags)}
 	if objects != nil {
 		wcfg.Objects = objects
