@@ -66,6 +66,10 @@ func serveCommand(g *globals) *cli.Command {
 			if hibernate == 0 {
 				hibernate = -1 // never
 			}
+			maxSockets, err := envInt("CELLD_MAX_WEBSOCKETS")
+			if err != nil {
+				return err
+			}
 			gcFloor, err := envInt("CELLD_GC_HEAP_MIN_MB")
 			if err != nil {
 				return err
@@ -102,6 +106,7 @@ func serveCommand(g *globals) *cli.Command {
 				Releases:     int(releases), DrainTimeout: time.Duration(drainMS) * time.Millisecond,
 				Builtins: builtinHandlers, Hibernate: time.Duration(hibernate) * time.Second,
 				MaxCellBytes: maxCellMB << 20,
+				MaxWebSockets: int(maxSockets),
 			})
 			var fe *server.FenceError
 			var sf *server.StoreFaultError

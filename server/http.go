@@ -99,6 +99,10 @@ func (s *node) serveWorker(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "celld: "+resp.Unavailable.Error()+"; retry", http.StatusServiceUnavailable)
 		return
 	}
+	if resp.WebSocket != nil {
+		s.serveWebSocket(w, r, resp)
+		return
+	}
 	writeWorkerResponse(r.Context(), w, resp)
 }
 

@@ -52,6 +52,7 @@ type objects struct {
 	releasing  map[string]bool // the stopping cells a drain is releasing
 
 	drain drainState
+	ws    wsCount // client WebSockets (websocket.go)
 }
 
 var _ worker.ObjectHost = (*objects)(nil)
@@ -415,7 +416,7 @@ func (o *objects) evictIdle(now time.Time) {
 	o.mu.Lock()
 	var victims []*resident
 	for _, r := range o.residents {
-		if r.inflight.Load() == 0 && r.busy() == 0 && now.Sub(time.Unix(0, r.lastUsed.Load())) >= o.idle {
+		if r.inflight.Load() == 0 && r.busy() == 0 && r.sockets() == 0 && now.Sub(time.Unix(0, r.lastUsed.Load())) >= o.idle {
 			victims = append(victims, o.detach(r))
 		}
 	}

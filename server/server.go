@@ -66,6 +66,9 @@ type Options struct {
 	// may claim (CELLD_MAX_CELL_MB); a restore refuses one past it. 0:
 	// cell.DefaultMaxCellBytes.
 	MaxCellBytes int64
+	// MaxWebSockets refuses a WebSocket handshake (503) beyond this many
+	// open client sockets (CELLD_MAX_WEBSOCKETS); 0 is no limit.
+	MaxWebSockets int
 }
 
 // node is a running server.
@@ -165,6 +168,7 @@ func Run(ctx context.Context, o Options) error {
 	objs.max = o.MaxResident
 	objs.retention = o.LTXRetention
 	objs.hibernate = o.Hibernate
+	objs.ws.max = o.MaxWebSockets
 	objs.builtins = o.Builtins
 	if objs.builtins == nil {
 		objs.builtins = DefaultBuiltins()

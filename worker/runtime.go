@@ -65,6 +65,11 @@ type Response struct {
 	// called while a Read waits, and ends it.
 	Stream io.ReadCloser
 
+	// WebSocket, with Status 101, is the socket the script answered a
+	// WebSocket handshake with: the host attaches its transport (the
+	// upgraded connection) to it, or passes it on.
+	WebSocket *Socket
+
 	// Uncaught marks the runtime's own 500: the handler threw (or its
 	// promise rejected) instead of answering.
 	Uncaught bool
