@@ -49,6 +49,7 @@ export class Room extends DurableObject {
         auto: this.ctx.getWebSocketAutoResponseTimestamp(ws) !== null }));
       return;
     }
+    if (msg === "big") { ws.send("x".repeat(200000)); return; }
     if (msg === "bye") { ws.close(4000, "bye " + att.who); return; }
     if (typeof msg !== "string") { ws.send(new Uint8Array(msg).reverse()); return; }
     this.ctx.storage.sql.exec("CREATE TABLE IF NOT EXISTS log (m TEXT)");

@@ -95,6 +95,7 @@ type Socket struct {
 	attachment []byte           // serializeAttachment, in the wire format
 	bind       func(goja.Value) // sets the script's end of a socket made before it (on the loop)
 	rec        *wsRec           // set for a socket of a Durable Object
+	space      chan struct{}    // closed when the queue shrinks (sendWait)
 }
 
 // openSockets counts the process's Sockets with a transport attached.
@@ -160,7 +161,7 @@ func (s *Socket) read() {
 				return
 			}
 			s.mu.Lock()
-			already := s.ended || (s.sentClose && s.gotClose)
+			already := s.ended || s.sentClose // our Close went: the far end just left
 			s.mu.Unlock()
 			if !already {
 				s.deliver(wsEvent{kind: 'e', code: 1006, reason: "", clean: false})
@@ -231,6 +232,7 @@ func (s *Socket) write() {
 		f := s.out[0]
 		s.out[0] = wsFrame{}
 		s.out = s.out[1:]
+		s.wakeSenders()
 		t, gate := s.t, s.gate
 		s.mu.Unlock()
 		if !f.nogate && gate != nil {
@@ -272,6 +274,7 @@ func (s *Socket) finish() {
 		return
 	}
 	s.ended = true
+	s.wakeSenders()
 	attached := s.t != nil
 	fs := s.onEnd
 	s.onEnd = nil
@@ -318,4 +321,13 @@ func (s *Socket) Ended() bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.ended
+}
+
+// wakeSenders lets sendWait callers look at the queue again. Call with
+// s.mu held.
+func (s *Socket) wakeSenders() {
+	if s.space != nil {
+		close(s.space)
+		s.space = nil
+	}
 }

@@ -40,16 +40,23 @@ func NewTransport(c *websocket.Conn) Transport {
 }
 
 func (g *gorillaTransport) ReadMessage() (bool, []byte, error) {
-	mt, data, err := g.c.ReadMessage()
+	// NextReader fails between frames (the header of the next one);
+	// reading the message fails inside one: a relay must tell the two
+	// apart (a Close may follow only the first).
+	mt, r, err := g.c.NextReader()
 	if err != nil {
 		var ce *websocket.CloseError
-		if errors.As(err, &ce) {
+		if errors.As(err, &ce) && ce.Code != websocket.CloseAbnormalClosure {
 			return false, nil, &CloseFrame{Code: ce.Code, Reason: ce.Text}
 		}
-		if errors.Is(err, io.ErrUnexpectedEOF) {
-			return false, nil, fmt.Errorf("read websocket: %w: %w", ErrMidFrame, err)
-		}
 		return false, nil, fmt.Errorf("read websocket: %w", err)
+	}
+	data, err := io.ReadAll(r)
+	if err != nil {
+		if errors.Is(err, websocket.ErrReadLimit) {
+			return false, nil, fmt.Errorf("read websocket: message larger than %d bytes: %w", MaxMessageSize, err)
+		}
+		return false, nil, fmt.Errorf("read websocket: %w: %w", ErrMidFrame, err)
 	}
 	return mt == websocket.TextMessage, data, nil
 }
