@@ -317,3 +317,24 @@ func TestWebSocket_Hibernation(t *testing.T) {
 		time.Sleep(20 * time.Millisecond)
 	}
 }
+
+// TestWebSocket_FramesPassTheOutputGate: a frame a webSocketMessage
+// handler sends after a write reaches the client only once an upload
+// covering that write has landed (uploads take 300 ms here).
+func TestWebSocket_FramesPassTheOutputGate(t *testing.T) {
+	store := &countingLTX{Store: bucket.NewMem(), delay: 300 * time.Millisecond}
+	deployProject(t, store, wsProject)
+	n := startNode(t, store, "node-a")
+	c := dialWS(t, wsURL(n.public, "/room/g?who=g"))
+	readText(t, c)
+	time.Sleep(time.Second) // whatever the activation uploads has landed
+	base := store.landed.Load()
+	sent := time.Now()
+	c.WriteMessage(websocket.TextMessage, []byte("hello"))
+	if got := readText(t, c); got != "g: hello" {
+		t.Fatalf("broadcast: %q", got)
+	}
+	if landed := store.landed.Load() - base; landed < 1 {
+		t.Fatalf("the frame after a write arrived after %v with %d uploads landed, want at least 1", time.Since(sent), landed)
+	}
+}
