@@ -159,7 +159,7 @@ class WebSocket extends EventTarget {
       dialFailed(ws, message) {
         ws.#rs = CLOSED;
         ws.dispatchEvent(new ErrorEvent("error", { message, error: new Error(message) }));
-        ws.dispatchEvent(new CloseEvent("close", { code: 1006, reason: "", wasClean: false }));
+        queueMicrotask(() => ws.dispatchEvent(new CloseEvent("close", { code: 1006, reason: "", wasClean: false })));
       },
       hibernate(ws) {
         if (ws.#accepted === "accept") throw new TypeError("Cannot call `acceptWebSocket()` if the WebSocket was already accepted via `accept()`");
@@ -179,10 +179,16 @@ class WebSocket extends EventTarget {
     };
   }
   #receive(ev) {
-    if (this.#accepted === null) {
+    if (this.#accepted === null || this.#inbox.length > 0) {
       this.#inbox.push(ev);
       return;
     }
+    this.#dispatch(ev);
+  }
+  #flush() {
+    while (this.#inbox.length > 0) this.#dispatch(this.#inbox.shift());
+  }
+  #dispatch(ev) {
     if (ev[0] === "m") {
       let data = ev[2];
       if (!ev[1]) data = this.#binaryType === "blob" ? new Blob([data]) : data;
@@ -193,7 +199,7 @@ class WebSocket extends EventTarget {
       this.#rs = CLOSED;
       const message = "WebSocket disconnected without sending Close frame.";
       this.dispatchEvent(new ErrorEvent("error", { message, error: new Error(message) }));
-      this.dispatchEvent(new CloseEvent("close", { code: 1006, reason: "", wasClean: false }));
+      queueMicrotask(() => this.dispatchEvent(new CloseEvent("close", { code: 1006, reason: "", wasClean: false })));
       return;
     }
     this.#rs = this.#sentClose ? CLOSED : CLOSING;
@@ -212,9 +218,7 @@ class WebSocket extends EventTarget {
     }
     this.#accepted = "accept";
     if (this.#h !== null) native.wsBind(this.#h, this);
-    const inbox = this.#inbox;
-    this.#inbox = [];
-    if (inbox.length > 0) queueMicrotask(() => { for (const ev of inbox) this.#receive(ev); });
+    if (this.#inbox.length > 0) queueMicrotask(() => this.#flush());
   }
   send(message) {
     if (arguments.length === 0) throw new TypeError("Failed to execute 'send' on 'WebSocket': 1 argument required, but only 0 present.");
@@ -228,7 +232,8 @@ class WebSocket extends EventTarget {
       native.wsSend(this.#h, text, data);
       return;
     }
-    if (this.#peer !== null) this.#peer.#receive(["m", text, text ? data : data.buffer]);
+    const peer = this.#peer;
+    if (peer !== null) queueMicrotask(() => peer.#receive(["m", text, text ? data : data.buffer]));
   }
   close(code = undefined, reason = undefined) {
     if (this.#rs === CONNECTING) {
@@ -253,7 +258,8 @@ class WebSocket extends EventTarget {
       native.wsClose(this.#h, c, r);
       return;
     }
-    if (this.#peer !== null) this.#peer.#receive(["c", c, r, true]);
+    const peer = this.#peer;
+    if (peer !== null) queueMicrotask(() => peer.#receive(["c", c, r, true]));
   }
   get readyState() { return this.#rs; }
   get url() { return this.#url; }
