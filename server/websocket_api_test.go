@@ -133,18 +133,18 @@ func TestWebSocket_API(t *testing.T) {
 
 	p := get("/pair")
 	for k, want := range map[string]string{
-		"states":         `[1,1,3]`,
-		"binaryType":     `"arraybuffer"`,
-		"got":            `["queued before b accepted","2,3","2,1"]`,
-		"longReason":     `"TypeError: WebSocket close reason is too long; it must be at most 123 bytes."`,
-		"reason1005":     `"TypeError: WebSocket close code 1005 cannot have a reason"`,
-		"close":          `[4001,"bye",true,2,2]`,
-		"afterClose":     `"TypeError: Can't call WebSocket send() after close()."`,
-		"final":          `[3,3]`,
-		"closedA":        `"bye too"`,
-		"acceptTwice":    `"ok"`,
-		"status101":      `"RangeError: Responses may only be constructed with status codes in the range 200 to 599, inclusive."`,
-		"autoPair":       `"TypeError: Failed to construct 'WebSocketRequestResponsePair': 2 arguments required, but only 1 present."`,
+		"states":      `[1,1,3]`,
+		"binaryType":  `"arraybuffer"`,
+		"got":         `["queued before b accepted","2,3","2,1"]`,
+		"longReason":  `"TypeError: WebSocket close reason is too long; it must be at most 123 bytes."`,
+		"reason1005":  `"TypeError: WebSocket close code 1005 cannot have a reason"`,
+		"close":       `[4001,"bye",true,2,2]`,
+		"afterClose":  `"TypeError: Can't call WebSocket send() after close()."`,
+		"final":       `[3,3]`,
+		"closedA":     `"bye too"`,
+		"acceptTwice": `"ok"`,
+		"status101":   `"RangeError: Responses may only be constructed with status codes in the range 200 to 599, inclusive."`,
+		"autoPair":    `"TypeError: Failed to construct 'WebSocketRequestResponsePair': 2 arguments required, but only 1 present."`,
 	} {
 		if got := js(p[k]); got != want {
 			t.Errorf("/pair %s: %s, want %s", k, got, want)
