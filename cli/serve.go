@@ -105,7 +105,7 @@ func serveCommand(g *globals) *cli.Command {
 				LTXRetention: time.Duration(retention) * time.Second,
 				Releases:     int(releases), DrainTimeout: time.Duration(drainMS) * time.Millisecond,
 				Builtins: builtinHandlers, Hibernate: time.Duration(hibernate) * time.Second,
-				MaxCellBytes: maxCellMB << 20,
+				MaxCellBytes:  maxCellMB << 20,
 				MaxWebSockets: int(maxSockets),
 			})
 			var fe *server.FenceError
