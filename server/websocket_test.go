@@ -78,7 +78,7 @@ export default {
       const pair = new WebSocketPair();
       pair[1].accept();
       const out = [];
-      for (const c of [999, 1004, 1005, 1006, 1015, 2999, 5000]) {
+      for (const c of [999, 1004, 1005, 1006, 1015, 5000]) {
         try { pair[1].close(c); out.push(c + ":ok"); } catch (e) { out.push(c + ":" + e.name + ": " + e.message); }
       }
       try { new WebSocketPair()[0].send("x"); } catch (e) { out.push(e.message); }
@@ -193,10 +193,10 @@ func TestWebSocket_WorkerEcho(t *testing.T) {
 		t.Fatalf("close: %d %q, want 3001 \"echo done\"", code, reason)
 	}
 	status, body := fetchText(t, n.public+"/badcode")
-	want := `["999:TypeError: Invalid WebSocket close code: 999.","1004:TypeError: Invalid WebSocket close code: 1004.",` +
-		`"1005:TypeError: Invalid WebSocket close code: 1005.","1006:TypeError: Invalid WebSocket close code: 1006.",` +
-		`"1015:TypeError: Invalid WebSocket close code: 1015.","2999:TypeError: Invalid WebSocket close code: 2999.",` +
-		`"5000:TypeError: Invalid WebSocket close code: 5000.",` +
+	want := `["999:InvalidAccessError: Invalid WebSocket close code: 999.","1004:InvalidAccessError: Invalid WebSocket close code: 1004.",` +
+		`"1005:InvalidAccessError: Invalid WebSocket close code: 1005.","1006:InvalidAccessError: Invalid WebSocket close code: 1006.",` +
+		`"1015:InvalidAccessError: Invalid WebSocket close code: 1015.",` +
+		`"5000:InvalidAccessError: Invalid WebSocket close code: 5000.",` +
 		`"You must call one of accept() or state.acceptWebSocket() on this WebSocket before sending messages."]`
 	if status != 200 || body != want {
 		t.Fatalf("/badcode: %d %s\nwant %s", status, body, want)

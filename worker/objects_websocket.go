@@ -251,15 +251,15 @@ func registerSocketStateNatives(set func(string, storageFunc)) {
 			}
 		}
 		if len(tags) > maxTags {
-			panic(vm.NewTypeError("a Websocket cannot have more than %d tags", maxTags))
+			panic(jsErr(vm, fmt.Sprintf("a Hibernatable WebSocket cannot have more than %d tags", maxTags)))
 		}
 		seen := map[string]bool{}
 		for _, t := range tags {
 			if len(t) > maxTagLength {
-				panic(vm.NewTypeError("\"%s\" is longer than the max tag length (%d characters).", t, maxTagLength))
+				panic(jsErr(vm, fmt.Sprintf("\"%s\" is longer than the max tag length (%d characters).", t, maxTagLength)))
 			}
 			if seen[t] {
-				panic(vm.NewTypeError("\"%s\" is a duplicate tag", t))
+				panic(jsErr(vm, fmt.Sprintf("\"%s\" is a duplicate tag", t)))
 			}
 			seen[t] = true
 		}
@@ -300,7 +300,7 @@ func registerSocketStateNatives(set func(string, storageFunc)) {
 	set("wsTags", func(o *Object, call goja.FunctionCall) goja.Value {
 		rec := o.recOf(call.Argument(0))
 		if rec == nil || !rec.hib {
-			panic(o.iso.vm.NewTypeError("you must call 'acceptWebSocket()' before attempting to access the tags of a WebSocket."))
+			panic(jsErr(o.iso.vm, "you must call 'acceptWebSocket()' before attempting to access the tags of a WebSocket."))
 		}
 		o.wsMu.Lock()
 		tags := append([]string{}, rec.tags...)
@@ -376,8 +376,14 @@ func contains(list []string, s string) bool {
 }
 
 // rangeError is a JavaScript RangeError with msg.
-func rangeError(vm *goja.Runtime, msg string) goja.Value {
-	if ctor, ok := goja.AssertConstructor(vm.Get("RangeError")); ok {
+func rangeError(vm *goja.Runtime, msg string) goja.Value { return jsErrorOf(vm, "RangeError", msg) }
+
+// jsErr is a JavaScript Error with msg (workerd throws plain Errors from
+// the Hibernation API).
+func jsErr(vm *goja.Runtime, msg string) goja.Value { return jsErrorOf(vm, "Error", msg) }
+
+func jsErrorOf(vm *goja.Runtime, class, msg string) goja.Value {
+	if ctor, ok := goja.AssertConstructor(vm.Get(class)); ok {
 		if obj, err := ctor(nil, vm.ToValue(msg)); err == nil {
 			return obj
 		}

@@ -96,6 +96,7 @@ type Socket struct {
 	bind       func(goja.Value) // sets the script's end of a socket made before it (on the loop)
 	rec        *wsRec           // set for a socket of a Durable Object
 	space      chan struct{}    // closed when the queue shrinks (sendWait)
+	aborted    bool             // drop the connection once attached
 }
 
 // openSockets counts the process's Sockets with a transport attached.
@@ -126,7 +127,7 @@ func (s *Socket) Attach(t Transport) {
 	openSockets.Add(1)
 	s.mu.Lock()
 	s.t = t
-	if s.ended { // the script's end went away before the response was served
+	if s.ended || s.aborted { // the script's end went away before the response was served
 		s.mu.Unlock()
 		t.Close()
 		s.finish()

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"strings"
 	"sync"
 	"time"
 
@@ -71,6 +72,11 @@ func (g *gorillaTransport) WriteMessage(text bool, data []byte) error {
 }
 
 func (g *gorillaTransport) WriteClose(code int, reason string) error {
+	if len(reason) > 123 {
+		// A control frame carries 125 bytes: the reason is cut at a
+		// character boundary.
+		reason = strings.ToValidUTF8(reason[:123], "")
+	}
 	msg := websocket.FormatCloseMessage(code, reason)
 	if code == websocket.CloseNoStatusReceived {
 		msg = []byte{}

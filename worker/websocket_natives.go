@@ -1,6 +1,7 @@
 package worker
 
 import (
+	"fmt"
 	"net/http"
 	"strings"
 
@@ -49,8 +50,10 @@ func registerWebSocketNatives(set func(string, nativeFunc)) {
 	set("wsSetAttachment", func(iso *isolate, call goja.FunctionCall) goja.Value {
 		s := socketArg(iso, call.Argument(0))
 		data := iso.codec.serialize(call.Argument(1))
-		if len(data) > maxAttachment {
-			panic(iso.vm.NewTypeError("A WebSocket 'attachment' cannot be larger than %d bytes. 'attachment' was %d bytes.", maxAttachment, len(data)))
+		// Sizes as V8's serializer counts them: its header is a byte
+		// longer than the wire format's.
+		if n := len(data) + 1; n > maxAttachment {
+			panic(jsErr(iso.vm, fmt.Sprintf("A WebSocket 'attachment' cannot be larger than %d bytes.'attachment' was %d bytes.", maxAttachment, n)))
 		}
 		s.mu.Lock()
 		s.attachment = data
@@ -66,6 +69,12 @@ func registerWebSocketNatives(set func(string, nativeFunc)) {
 			return goja.Null()
 		}
 		return iso.codec.deserialize(data)
+	})
+	// wsAborted() -> a socket whose connection is dropped once attached.
+	set("wsAborted", func(iso *isolate, call goja.FunctionCall) goja.Value {
+		s := newSocket(nil)
+		s.aborted = true
+		return iso.vm.ToValue(s)
 	})
 	set("wsBind", func(iso *isolate, call goja.FunctionCall) goja.Value {
 		s := socketArg(iso, call.Argument(0))

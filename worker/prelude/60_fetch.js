@@ -347,6 +347,7 @@ class Response {
     this.#url = "";
     this.#redirected = false;
     this.#webSocket = init.webSocket || null;
+    if (this.#webSocket !== null && status !== 101) throw new RangeError("Responses with a WebSocket must have status code 101.");
     this.#cf = init.cf;
     this.#body = newBody(source);
   }

@@ -48,8 +48,9 @@ class ErrorEvent extends Event {
 }
 
 const CONNECTING = 0, OPEN = 1, CLOSING = 2, CLOSED = 3;
-const validCloseCode = (c) => (c >= 1000 && c <= 1003) || (c >= 1007 && c <= 1014) || (c >= 3000 && c <= 4999);
-const utf8Length = (s) => internal.utf8Encode(s).byteLength;
+// workerd's rule (wider than RFC 6455's registered ranges): 1000-4999
+// except the codes that must never be sent.
+const validCloseCode = (c) => c >= 1000 && c <= 4999 && c !== 1004 && c !== 1005 && c !== 1006 && c !== 1015;
 
 // messageData converts what send() was given to a frame: [text, payload].
 function messageData(msg) {
@@ -86,11 +87,9 @@ class WebSocket extends EventTarget {
     let u = String(url);
     const parsed = native.urlParse(u);
     if (parsed === null) throw new DOMException(`Failed to construct 'WebSocket': The URL '${u}' is invalid.`, "SyntaxError");
-    let href = parsed.href;
-    if (href.startsWith("http:")) href = "ws:" + href.slice(5);
-    else if (href.startsWith("https:")) href = "wss:" + href.slice(6);
+    const href = parsed.href;
     if (!href.startsWith("ws:") && !href.startsWith("wss:")) {
-      throw new DOMException(`Failed to construct 'WebSocket': The URL's scheme must be either 'http', 'https', 'ws', or 'wss'. '${u}' is not allowed.`, "SyntaxError");
+      throw new DOMException("WebSocket Constructor: The url scheme must be ws or wss.", "SyntaxError");
     }
     const list = protocols === undefined ? [] : typeof protocols === "string" ? [protocols] : Array.from(protocols, String);
     this.#url = href;
@@ -126,7 +125,12 @@ class WebSocket extends EventTarget {
           ws.#used = true;
           return ws.#far;
         }
-        if (ws.#accepted !== null) throw new TypeError("Can't return WebSocket in a Response after calling accept().");
+        if (ws.#accepted !== null) {
+          // workerd completes the handshake and drops the connection.
+          internal.reportError(new TypeError("Can't return WebSocket in a Response after calling accept()."));
+          ws.#used = true;
+          return native.wsAborted();
+        }
         const mate = ws.#peer;
         if (mate === null) throw new TypeError("Can't return WebSocket that was already used in a response.");
         ws.#used = true;
@@ -162,12 +166,12 @@ class WebSocket extends EventTarget {
         queueMicrotask(() => ws.dispatchEvent(new CloseEvent("close", { code: 1006, reason: "", wasClean: false })));
       },
       hibernate(ws) {
-        if (ws.#accepted === "accept") throw new TypeError("Cannot call `acceptWebSocket()` if the WebSocket was already accepted via `accept()`");
+        if (ws.#accepted !== null) throw new Error("Cannot call `acceptWebSocket()` if the WebSocket was already accepted via `accept()`");
         if (ws.#used || ws.#far !== null || ws.#outbound) {
-          throw new TypeError("Cannot call `acceptWebSocket()` on this WebSocket because its pair has already been accepted or used in a Response.");
+          throw new Error("Cannot call `acceptWebSocket()` on this WebSocket because its pair has already been accepted or used in a Response.");
         }
         if (ws.#peer !== null && ws.#peer.#accepted !== null) {
-          throw new TypeError("Cannot call `acceptWebSocket()` on this WebSocket because its pair has already been accepted or used in a Response.");
+          throw new Error("Cannot call `acceptWebSocket()` on this WebSocket because its pair has already been accepted or used in a Response.");
         }
         ws.#accepted = "hibernate";
         ws.#h = native.wsSocket(ws, true);
@@ -240,17 +244,18 @@ class WebSocket extends EventTarget {
       // workerd closes a connecting outbound socket once it opens; it
       // never opens here instead.
     }
-    if (this.#accepted === null && !this.#outbound) {
-      throw new TypeError("You must call one of accept() or state.acceptWebSocket() on this WebSocket before sending messages.");
-    }
     let c = 1005;
     if (code !== undefined) {
       c = Math.trunc(Number(code));
-      if (!validCloseCode(c)) throw new TypeError(`Invalid WebSocket close code: ${c}.`);
+      if (!validCloseCode(c)) throw new DOMException(`Invalid WebSocket close code: ${c}.`, "InvalidAccessError");
     }
     const r = reason === undefined ? "" : String(reason);
-    if (c === 1005 && r !== "") throw new TypeError("WebSocket close code 1005 cannot have a reason");
-    if (utf8Length(r) > 123) throw new TypeError("WebSocket close reason is too long; it must be at most 123 bytes.");
+    if (code === undefined && reason !== undefined) {
+      throw new DOMException("If you specify a WebSocket close reason, you must also specify a code.", "InvalidAccessError");
+    }
+    if (this.#accepted === null && !this.#outbound) {
+      throw new TypeError("You must call one of accept() or state.acceptWebSocket() on this WebSocket before sending messages.");
+    }
     if (this.#sentClose) return;
     this.#sentClose = true;
     this.#rs = this.#rs === CLOSING ? CLOSED : CLOSING;
@@ -298,8 +303,8 @@ class WebSocketRequestResponsePair {
   #request;
   #response;
   constructor(request, response) {
-    if (arguments.length < 2) {
-      throw new TypeError(`Failed to construct 'WebSocketRequestResponsePair': 2 arguments required, but only ${arguments.length} present.`);
+    for (const [i, v] of [request, response].entries()) {
+      if (v === undefined) throw new TypeError(`Failed to construct 'WebSocketRequestResponsePair': constructor parameter ${i + 1} is not of type 'string'.`);
     }
     this.#request = String(request);
     this.#response = String(response);
