@@ -227,6 +227,7 @@ func total(rows []NodeRow) Totals {
 		t.Counters.Evicting += c.Evicting
 		t.Counters.Restoring += c.Restoring
 		t.Counters.Releasing += c.Releasing
+		t.Counters.WebSockets += c.WebSockets
 		t.Cells += len(r.State.Cells)
 		t.RSSBytes += r.State.RSSBytes
 		if r.Status == StatusDraining {
