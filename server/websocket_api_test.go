@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/celldgo/celld/bucket"
 	"github.com/gorilla/websocket"
@@ -77,6 +78,16 @@ export default {
       ws.close(1000);
       await next(ws, "close");
       return Response.json(out);
+    }
+    if (u.pathname === "/flood") {
+      // 64 MiB for a client that does not read.
+      const { 0: client, 1: server } = new WebSocketPair();
+      server.accept();
+      const mib = new Uint8Array(1 << 20);
+      // After the handshake (a timer outlives the request while the
+      // socket is open), so the bytes pile up behind a full connection.
+      setTimeout(() => { for (let i = 0; i < 64; i++) server.send(mib); }, 50);
+      return new Response(null, { status: 101, webSocket: client });
     }
     if (u.pathname === "/refused") {
       const ws = new WebSocket(target);
@@ -162,5 +173,29 @@ func TestWebSocket_API(t *testing.T) {
 	r := get("/refused?url=" + url.QueryEscape("ws://127.0.0.1:1/"))
 	if got, want := js(r), `{"code":1006,"error":"error","state":3}`; got != want {
 		t.Errorf("/refused: %s, want %s", got, want)
+	}
+}
+
+// TestWebSocket_SlowReaderIsDropped: a client that does not read while a
+// script sends to it loses its connection once 32 MiB wait, instead of
+// growing the node's memory without bound.
+func TestWebSocket_SlowReaderIsDropped(t *testing.T) {
+	store, err := bucket.NewFile(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	deployProject(t, store, wsAPIProject)
+	n := startNodeWith(t, store, "flood", nil)
+	c := dialWS(t, wsURL(n.public, "/flood"))
+	time.Sleep(500 * time.Millisecond)
+	got := 0
+	for {
+		if _, _, err := c.ReadMessage(); err != nil {
+			break
+		}
+		got++
+	}
+	if got >= 64 {
+		t.Fatalf("all %d MiB arrived: the queue was not bounded", got)
 	}
 }

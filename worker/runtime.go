@@ -156,6 +156,7 @@ type Runtime struct {
 
 	objMu   sync.Mutex
 	objects map[*Object]struct{} // running objects (NewObject)
+	sockets map[*Socket]struct{} // open sockets of the stateless Worker's isolates (under objMu)
 
 	stop      chan struct{}
 	closeOnce sync.Once
@@ -309,6 +310,7 @@ func (r *Runtime) Close(ctx context.Context) error {
 		if d, ok := ctx.Deadline(); ok && d.Before(deadline) {
 			deadline = d
 		}
+		r.closeWorkerSockets(ctx, deadline) // websocket_natives.go
 		for _, iso := range r.isolates {
 			if !iso.waitIdle(deadline) {
 				err = fmt.Errorf("close runtime: isolate %d still busy at deadline", iso.id)

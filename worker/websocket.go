@@ -27,6 +27,11 @@ import (
 // MaxMessageSize is workerd's limit on a received WebSocket message.
 const MaxMessageSize = 32 << 20
 
+// maxQueued bounds the bytes waiting to be written to one socket: a peer
+// that stops reading loses its connection instead of growing the node's
+// memory without bound.
+const maxQueued = 32 << 20
+
 // closeWait bounds how long a socket whose Close was sent waits for the
 // far end's Close before dropping the transport.
 const closeWait = 5 * time.Second
@@ -97,6 +102,8 @@ type Socket struct {
 	rec        *wsRec           // set for a socket of a Durable Object
 	space      chan struct{}    // closed when the queue shrinks (sendWait)
 	aborted    bool             // drop the connection once attached
+	queued     int              // bytes in out
+	overflow   bool             // past maxQueued: the connection is being dropped
 }
 
 // openSockets counts the process's Sockets with a transport attached.
@@ -127,7 +134,7 @@ func (s *Socket) Attach(t Transport) {
 	openSockets.Add(1)
 	s.mu.Lock()
 	s.t = t
-	if s.ended || s.aborted { // the script's end went away before the response was served
+	if s.ended || s.aborted || s.overflow { // the script's end went away before the response was served
 		s.mu.Unlock()
 		t.Close()
 		s.finish()
@@ -193,13 +200,22 @@ func (s *Socket) deliver(ev wsEvent) {
 func (s *Socket) send(f wsFrame, gated bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.sentClose || s.ended {
+	if s.sentClose || s.ended || s.overflow {
 		return
 	}
 	if f.close {
 		s.sentClose = true
 	}
 	f.nogate = !gated
+	if s.queued+len(f.data) > maxQueued {
+		s.overflow = true
+		s.out, s.queued = nil, 0
+		if s.t != nil {
+			go s.drop()
+		} // else Attach drops it
+		return
+	}
+	s.queued += len(f.data)
 	s.out = append(s.out, f)
 	s.kick()
 }
@@ -233,6 +249,7 @@ func (s *Socket) write() {
 		f := s.out[0]
 		s.out[0] = wsFrame{}
 		s.out = s.out[1:]
+		s.queued -= len(f.data)
 		s.wakeSenders()
 		t, gate := s.t, s.gate
 		s.mu.Unlock()

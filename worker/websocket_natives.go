@@ -1,9 +1,12 @@
 package worker
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"strings"
+	"sync"
+	"time"
 
 	"github.com/dop251/goja"
 )
@@ -220,6 +223,8 @@ func (iso *isolate) liveSocket(ws goja.Value) *Socket {
 	if obj := iso.obj; obj != nil {
 		s.gate = obj.gateFunc()
 		obj.trackSocket(s, nil)
+	} else {
+		iso.rt.trackWorkerSocket(s)
 	}
 	iso.liveWS++
 	s.OnEnd(func() { iso.post(func() { iso.liveWS-- }) })
@@ -246,4 +251,42 @@ func (iso *isolate) deliverWS(ws goja.Value, ev wsEvent) {
 		vm.ToValue(ev.code), vm.ToValue(ev.reason), vm.ToValue(ev.clean)); err != nil {
 		iso.reportException("WebSocket event", thrownOr(err))
 	}
+}
+
+// trackWorkerSocket records an open socket of a stateless isolate, so
+// that closing the runtime (a new deployment, a shutdown) closes it.
+func (r *Runtime) trackWorkerSocket(s *Socket) {
+	r.objMu.Lock()
+	if r.sockets == nil {
+		r.sockets = map[*Socket]struct{}{}
+	}
+	r.sockets[s] = struct{}{}
+	r.objMu.Unlock()
+	s.OnEnd(func() {
+		r.objMu.Lock()
+		delete(r.sockets, s)
+		r.objMu.Unlock()
+	})
+}
+
+// closeWorkerSockets closes the stateless isolates' sockets with 1012
+// (the Worker is being replaced or the node is going away) and waits for
+// them until deadline.
+func (r *Runtime) closeWorkerSockets(ctx context.Context, deadline time.Time) {
+	r.objMu.Lock()
+	socks := make([]*Socket, 0, len(r.sockets))
+	for s := range r.sockets {
+		socks = append(socks, s)
+	}
+	r.objMu.Unlock()
+	if len(socks) == 0 {
+		return
+	}
+	sctx, cancel := context.WithDeadline(ctx, deadline)
+	defer cancel()
+	var wg sync.WaitGroup
+	for _, s := range socks {
+		wg.Go(func() { s.Shutdown(sctx, 1012, "celld: the Worker is being replaced; reconnect") })
+	}
+	wg.Wait()
 }

@@ -77,6 +77,7 @@ class WebSocket extends EventTarget {
   #outbound = false; // new WebSocket(url)
   #sentClose = false;
   #attachment = null;
+  #flushing = false;
   constructor(url = undefined, protocols = undefined) {
     super();
     if (url === kCreate) {
@@ -182,14 +183,21 @@ class WebSocket extends EventTarget {
       markClosed(ws) { ws.#rs = ws.#sentClose ? CLOSED : CLOSING; },
     };
   }
+  // Events queue in the inbox and are dispatched in order from a
+  // microtask once the end is accepted; an end handed to Go takes its
+  // inbox along.
   #receive(ev) {
-    if (this.#accepted === null || this.#inbox.length > 0) {
-      this.#inbox.push(ev);
-      return;
-    }
-    this.#dispatch(ev);
+    this.#inbox.push(ev);
+    this.#schedule();
+  }
+  #schedule() {
+    if (this.#accepted === null || this.#flushing || this.#inbox.length === 0) return;
+    this.#flushing = true;
+    queueMicrotask(() => this.#flush());
   }
   #flush() {
+    this.#flushing = false;
+    if (this.#accepted === null) return;
     while (this.#inbox.length > 0) this.#dispatch(this.#inbox.shift());
   }
   #dispatch(ev) {
@@ -222,7 +230,7 @@ class WebSocket extends EventTarget {
     }
     this.#accepted = "accept";
     if (this.#h !== null) native.wsBind(this.#h, this);
-    if (this.#inbox.length > 0) queueMicrotask(() => this.#flush());
+    this.#schedule();
   }
   send(message) {
     if (arguments.length === 0) throw new TypeError("Failed to execute 'send' on 'WebSocket': 1 argument required, but only 0 present.");
@@ -236,8 +244,7 @@ class WebSocket extends EventTarget {
       native.wsSend(this.#h, text, data);
       return;
     }
-    const peer = this.#peer;
-    if (peer !== null) queueMicrotask(() => peer.#receive(["m", text, text ? data : data.buffer]));
+    if (this.#peer !== null) this.#peer.#receive(["m", text, text ? data : data.buffer]);
   }
   close(code = undefined, reason = undefined) {
     if (this.#rs === CONNECTING) {
@@ -263,8 +270,7 @@ class WebSocket extends EventTarget {
       native.wsClose(this.#h, c, r);
       return;
     }
-    const peer = this.#peer;
-    if (peer !== null) queueMicrotask(() => peer.#receive(["c", c, r, true]));
+    if (this.#peer !== null) this.#peer.#receive(["c", c, r, true]);
   }
   get readyState() { return this.#rs; }
   get url() { return this.#url; }
