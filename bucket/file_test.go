@@ -339,3 +339,7 @@ func TestFile_CrossProcessCAS(t *testing.T) {
 		t.Fatalf("get = %q, %v; want %q", got, err, want)
 	}
 }
+
+func TestFile_Objects(t *testing.T) {
+	buckettest.RunObjects(t, func(t *testing.T) bucket.Objects { s, _ := newFile(t); return s }, buckettest.ObjectOptions{})
+}

@@ -21,12 +21,15 @@ type Mem struct {
 	gen    uint64
 	faults FaultFunc
 	now    func() time.Time
+
+	uploads map[string]*memUpload // multipart uploads in progress (Objects)
 }
 
 type memObject struct {
 	data     []byte
 	etag     string
 	modified time.Time
+	meta     *Meta // headers and user metadata of an application object
 }
 
 var _ Store = (*Mem)(nil)

@@ -257,3 +257,10 @@ func closedAddr(t *testing.T) string {
 	l.Close()
 	return addr
 }
+
+func TestS3_Objects(t *testing.T) {
+	srv := miniotest.Shared(t)
+	buckettest.RunObjects(t, func(t *testing.T) bucket.Objects {
+		return openS3(t, srv, srv.NewBucket(t), "")
+	}, buckettest.ObjectOptions{MinIOKeys: true})
+}

@@ -87,6 +87,10 @@ type DB struct {
 	kv       kvStmts
 	cursors  map[*Cursor]struct{} // cursors whose statement is still open
 	indexes  map[string][]indexInfo
+	// alarmSeqFloor is the lowest installation sequence the alarm may
+	// report: DeleteAll wipes the alarm table, and the sequence must still
+	// only grow.
+	alarmSeqFloor uint64
 }
 
 // Open opens (creating if needed) the SQLite file of one cell with
@@ -293,6 +297,10 @@ func (db *DB) DeleteAll() error {
 	if db.txDepth > 0 {
 		return ErrDeleteAllInTransaction
 	}
+	alarm, err := db.readAlarm()
+	if err != nil {
+		return fmt.Errorf("delete all: %w", err)
+	}
 	db.closeStatements()
 	db.kvExists = false
 	db.indexes = nil
@@ -307,6 +315,18 @@ func (db *DB) DeleteAll() error {
 	}
 	if vacErr != nil {
 		return fmt.Errorf("delete all: %w", vacErr)
+	}
+	// The alarm went with everything else (workerd's delete_all_deletes_alarm,
+	// the default from 2026-02-24); its sequence must not start over.
+	if alarm.Seq > 0 {
+		db.alarmSeqFloor = alarm.Seq
+		if alarm.Set {
+			db.alarmSeqFloor = alarm.Seq + 1
+			if err := db.c.exec(createAlarmTable + "; INSERT INTO _cf_alarm (id, deadline, retry, seq) VALUES (0, NULL, 0, " +
+				strconv.FormatUint(db.alarmSeqFloor, 10) + ")"); err != nil {
+				return fmt.Errorf("delete all: keep alarm sequence: %w", err)
+			}
+		}
 	}
 	return nil
 }

@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"text/tabwriter"
@@ -35,9 +34,7 @@ func cellCommand(g *globals) *cli.Command {
 					return storeErr(err)
 				}
 				if asJSON {
-					enc := json.NewEncoder(cmd.Root().Writer)
-					enc.SetIndent("", "  ")
-					return enc.Encode(cells)
+					return writeJSON(cmd.Root().Writer, cells)
 				}
 				return renderCells(cmd.Root().Writer, cells)
 			},

@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -17,6 +16,8 @@ import (
 type deployOptions struct {
 	DryRun bool
 	JSON   bool
+	Env    string
+	Maps   bool
 }
 
 func deployCommand(g *globals) *cli.Command {
@@ -25,14 +26,16 @@ func deployCommand(g *globals) *cli.Command {
 		Name:      "deploy",
 		Usage:     "bundle a Wrangler project and make it the fleet's live deployment",
 		ArgsUsage: "[DIR]",
-		Description: "Reads DIR/wrangler.jsonc (or wrangler.json; DIR defaults to .), bundles its main module,\n" +
+		Description: "Reads DIR/wrangler.jsonc (or wrangler.json or wrangler.toml; DIR defaults to .), bundles its main module,\n" +
 			"writes deploy/<script>/<version>/ and flips deploy/current.json. The version is a content\n" +
 			"hash: deploying an unchanged project again writes nothing.\n" +
 			"Exit 0: deployed (or, with --dry-run, deployable); 2: the project cannot be deployed\n" +
 			"(the problem is named, and nothing was written) or the bucket cannot be reached; 1: the store failed.",
 		Flags: []cli.Flag{
 			&cli.BoolFlag{Name: "dry-run", Usage: "bundle and validate, write nothing (needs no --bucket)", Destination: &o.DryRun},
-			&cli.BoolFlag{Name: "json", Usage: `print {"worker","version","location","dry_run"}`, Destination: &o.JSON},
+			&cli.BoolFlag{Name: "json", Usage: `print {"worker","version","location","dry_run","secrets","assets"}`, Destination: &o.JSON},
+			&cli.BoolFlag{Name: "upload-source-maps", Usage: "bundle with a source map, so logged stacks name the project's files (as upload_source_maps = true)", Destination: &o.Maps},
+			&cli.StringFlag{Name: "env", Aliases: []string{"e"}, Usage: "deploy the config's env.NAME section (Wrangler's inheritance rules; the Worker is named <name>-NAME)", Destination: &o.Env},
 		},
 		Action: func(ctx context.Context, cmd *cli.Command) error {
 			dir := "."
@@ -52,13 +55,14 @@ func deployCommand(g *globals) *cli.Command {
 					location = strings.TrimSuffix(loc.String(), "/")
 				}
 			}
-			if !o.DryRun {
+			if !o.DryRun || g.Bucket != "" {
+				// A dry run with --bucket reads the secrets' names.
 				var err error
 				if s, err = g.openStore(); err != nil {
 					return err
 				}
 			}
-			r, err := deploy.Deploy(ctx, s, dir, deploy.Options{DryRun: o.DryRun, Capabilities: deploy.Served()})
+			r, err := deploy.Deploy(ctx, s, dir, deploy.Options{DryRun: o.DryRun, Env: o.Env, SourceMaps: o.Maps, Capabilities: deploy.Served()})
 			if err != nil {
 				return deployErr(err)
 			}
@@ -93,6 +97,9 @@ func deployErr(err error) error {
 
 func renderDeploy(w io.Writer, r deploy.Result, location string) error {
 	var err error
+	if r.Assets > 0 && !r.DryRun {
+		fmt.Fprintf(w, "assets: %d files; bodies: %d uploaded (%d bytes), %d already stored\n", r.Assets, r.Uploaded.Stored, r.Uploaded.Bytes, r.Uploaded.Present)
+	}
 	switch {
 	case r.DryRun:
 		_, err = fmt.Fprintf(w, "dry run: %s version %s (nothing written)\n", r.Worker, r.Version)
@@ -105,13 +112,17 @@ func renderDeploy(w io.Writer, r deploy.Result, location string) error {
 }
 
 func renderDeployJSON(w io.Writer, r deploy.Result, location string) error {
+	secrets := r.Secrets
+	if secrets == nil {
+		secrets = []string{}
+	}
 	out := struct {
-		Worker   string `json:"worker"`
-		Version  string `json:"version"`
-		Location string `json:"location"`
-		DryRun   bool   `json:"dry_run"`
-	}{r.Worker, r.Version, location, r.DryRun}
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(out)
+		Worker   string   `json:"worker"`
+		Version  string   `json:"version"`
+		Location string   `json:"location"`
+		DryRun   bool     `json:"dry_run"`
+		Secrets  []string `json:"secrets"` // names only, never values
+		Assets   int      `json:"assets"`
+	}{r.Worker, r.Version, location, r.DryRun, secrets, r.Assets}
+	return writeJSON(w, out)
 }

@@ -128,7 +128,7 @@ func TestDeployJSON(t *testing.T) {
 			ks = append(ks, k)
 		}
 		slices.Sort(ks)
-		if want := []string{"dry_run", "location", "version", "worker"}; !slices.Equal(ks, want) {
+		if want := []string{"assets", "dry_run", "location", "secrets", "version", "worker"}; !slices.Equal(ks, want) {
 			t.Errorf("keys %q, want %q", ks, want)
 		}
 		v, _ := out["version"].(string)
@@ -175,9 +175,9 @@ func TestDeployBadProject(t *testing.T) {
 		{"missing main", map[string]string{"wrangler.jsonc": `{"name":"w","main":"src/index.ts"}`},
 			`wrangler.jsonc: main "src/index.ts" does not exist`},
 		{"unserved binding", map[string]string{
-			"wrangler.jsonc": `{"name":"w","main":"index.js","r2_buckets":[{"binding":"FILES","bucket_name":"f"}]}`, "index.js": "export default {}"},
-			`binding kind r2_buckets (binding FILES) is not served by this celld yet`},
-		{"no config", map[string]string{"index.js": "export default {}"}, "no wrangler.jsonc or wrangler.json in"},
+			"wrangler.jsonc": `{"name":"w","main":"index.js","queues":{"producers":[{"binding":"JOBS","queue":"jobs"}]}}`, "index.js": "export default {}"},
+			`(binding JOBS) is not served by this celld yet`},
+		{"no config", map[string]string{"index.js": "export default {}"}, "no wrangler.jsonc, wrangler.json or wrangler.toml in"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			bkt := t.TempDir()

@@ -7,10 +7,13 @@ import (
 	"io"
 	"io/fs"
 	"log/slog"
+	"maps"
+	"net"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -23,8 +26,14 @@ import (
 )
 
 type devOptions struct {
-	Clean  bool
-	Listen string
+	Clean     bool
+	Listen    string
+	Port      int
+	IP        string
+	Vars      []string
+	Env       string
+	PersistTo string
+	NoLog     bool
 }
 
 func devCommand(g *globals) *cli.Command {
@@ -33,11 +42,20 @@ func devCommand(g *globals) *cli.Command {
 		Name:      "dev",
 		Usage:     "run a Wrangler project locally on an embedded file:// bucket, redeploying on change",
 		ArgsUsage: "[DIR]",
-		Description: "State lives in DIR/.celld/dev (bucket and cell databases) and survives restarts;\n" +
-			"--clean starts from empty state. A second celld dev on the same directory is refused.",
+		Description: "State lives in DIR/.celld/dev (bucket and cell databases; --persist-to moves it) and survives\n" +
+			"restarts; --clean starts from empty state. A second celld dev on the same directory is refused.\n" +
+			".dev.vars (or .dev.vars.<env>; without either, .env, .env.local, .env.<env>, .env.<env>.local)\n" +
+			"and --var add to env, as Wrangler does. console output and one line per request are printed;\n" +
+			"a change that fails to build or start is reported once and the previous version keeps serving.",
 		Flags: []cli.Flag{
 			&cli.BoolFlag{Name: "clean", Usage: "start from empty state", Destination: &o.Clean},
-			&cli.StringFlag{Name: "listen", Usage: "address to serve on", Value: "127.0.0.1:9876", Destination: &o.Listen},
+			&cli.StringFlag{Name: "listen", Usage: "address to serve on (--ip and --port set its parts)", Value: "127.0.0.1:9876", Destination: &o.Listen},
+			&cli.IntFlag{Name: "port", Usage: "port to serve on (replaces the port of --listen)", Destination: &o.Port},
+			&cli.StringFlag{Name: "ip", Usage: "address to serve on (replaces the host of --listen)", Destination: &o.IP},
+			&cli.StringSliceFlag{Name: "var", Usage: "KEY:VALUE added to env (repeatable; wins over vars and .dev.vars)", Destination: &o.Vars},
+			&cli.StringFlag{Name: "env", Aliases: []string{"e"}, Usage: "run the config's env.NAME section", Destination: &o.Env},
+			&cli.StringFlag{Name: "persist-to", Usage: "directory of the local state (default DIR/.celld/dev)", Destination: &o.PersistTo},
+			&cli.BoolFlag{Name: "no-request-log", Usage: "do not print a line per request", Destination: &o.NoLog},
 		},
 		Action: func(ctx context.Context, cmd *cli.Command) error {
 			if cmd.Args().Len() > 1 {
@@ -60,7 +78,20 @@ func runDev(ctx context.Context, out, errw io.Writer, version, dir string, o *de
 	if st, err := os.Stat(abs); err != nil || !st.IsDir() {
 		return usageErr("project directory %q does not exist", dir)
 	}
+	listen, err := devListen(o)
+	if err != nil {
+		return err
+	}
+	extra, err := parseVarFlags(o.Vars)
+	if err != nil {
+		return err
+	}
 	root := filepath.Join(abs, ".celld", "dev")
+	if o.PersistTo != "" {
+		if root, err = filepath.Abs(o.PersistTo); err != nil {
+			return usageErr("--persist-to %q: %v", o.PersistTo, err)
+		}
+	}
 	if o.Clean {
 		if err := os.RemoveAll(root); err != nil {
 			return fmt.Errorf("clean %s: %w", root, err)
@@ -86,14 +117,23 @@ func runDev(ctx context.Context, out, errw io.Writer, version, dir string, o *de
 			return fmt.Errorf("remove the stale dev lease: %w", err)
 		}
 	}
-	res, err := deploy.Deploy(ctx, store, abs, deploy.Options{Capabilities: deploy.Served()})
+	devDeploy := func() (deploy.Result, error) {
+		if err := syncDevVars(ctx, store, abs, o.Env, extra, errw); err != nil {
+			return deploy.Result{}, err
+		}
+		return deploy.Deploy(ctx, store, abs, deploy.Options{Env: o.Env, Capabilities: deploy.Served(), SourceMaps: true})
+	}
+	res, err := devDeploy()
 	if err != nil {
 		return deployErr(err)
+	}
+	for _, w := range res.Warnings {
+		fmt.Fprintln(errw, "warning: "+w)
 	}
 	fmt.Fprintf(out, "deployed %s version %s\n", res.Worker, res.Version)
 	fmt.Fprintf(out, "bucket file://%s (for celld d1, kv and cell commands: --bucket file://%s)\n", filepath.Join(root, "bucket"), filepath.Join(root, "bucket"))
 
-	log := slog.New(slog.NewTextHandler(errw, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	log := slog.New(newDevLogHandler(out, errw))
 	ready := make(chan struct{})
 	go func() {
 		select {
@@ -102,19 +142,29 @@ func runDev(ctx context.Context, out, errw io.Writer, version, dir string, o *de
 			return
 		}
 		watchProject(ctx, abs, func() {
-			r, err := deploy.Deploy(ctx, store, abs, deploy.Options{Capabilities: deploy.Served()})
+			r, err := devDeploy()
 			switch {
 			case err != nil:
-				fmt.Fprintf(errw, "redeploy failed (still serving the previous version):\n%v\n", err)
+				fmt.Fprintf(errw, "✘ the change does not build (still serving the previous version):\n%v\n", err)
 			case !r.Unchanged:
 				fmt.Fprintf(out, "redeployed %s version %s\n", r.Worker, r.Version)
 			}
 		})
 	}()
 	err = server.Run(ctx, server.Options{
-		Store: store, Node: devNode, Listen: o.Listen, InternalListen: "127.0.0.1:0",
+		Store: store, Node: devNode, Listen: listen, InternalListen: "127.0.0.1:0",
 		Version: version, TTL: 3 * time.Second, Logger: log, WaitForPrevious: true, Poll: 200 * time.Millisecond,
 		StateDir: filepath.Join(root, "state"),
+		Dev: &server.DevOptions{
+			HTMLErrors: true,
+			OnLoadError: func(version string, err error) {
+				fmt.Fprintf(errw, "✘ version %s does not start (still serving the previous version):\n%v\n", version, err)
+			},
+			RequestLog: devRequestLog(out, o.NoLog),
+		},
+		// One node: its own timers fire its alarms; the waker only picks up
+		// alarms of cells evicted while idle, so it may scan often.
+		WakerTick: time.Second,
 		OnReady: func(public, internal string) {
 			fmt.Fprintf(out, "ready on http://%s\n", public)
 			close(ready)
@@ -201,4 +251,67 @@ func fingerprint(dir string) string {
 		return nil
 	})
 	return b.String()
+}
+
+// devListen is the address celld dev serves on: --listen, with --ip and
+// --port replacing its parts.
+func devListen(o *devOptions) (string, error) {
+	host, port, err := net.SplitHostPort(o.Listen)
+	if err != nil {
+		return "", usageErr("--listen %q: %v", o.Listen, err)
+	}
+	if o.IP != "" {
+		host = o.IP
+	}
+	if o.Port != 0 {
+		if o.Port < 0 || o.Port > 65535 {
+			return "", usageErr("--port %d: want 0 to 65535", o.Port)
+		}
+		port = strconv.Itoa(o.Port)
+	}
+	return net.JoinHostPort(host, port), nil
+}
+
+func devRequestLog(out io.Writer, off bool) func(method, path string, status int, took time.Duration) {
+	if off {
+		return nil
+	}
+	var mu sync.Mutex
+	return func(method, path string, status int, took time.Duration) {
+		mu.Lock()
+		defer mu.Unlock()
+		fmt.Fprintf(out, "%s %s %d %s\n", method, path, status, took.Round(time.Millisecond/10))
+	}
+}
+
+// syncDevVars makes the dev bucket's secrets of the Worker exactly the
+// project's .dev.vars (or .env) values and --var flags, so they reach env
+// the way deployed secrets do; unchanged values write nothing.
+func syncDevVars(ctx context.Context, store bucket.Store, dir, env string, extra map[string]string, errw io.Writer) error {
+	path := findConfig(dir, "")
+	if path == "" {
+		return nil // deploy reports the missing config
+	}
+	cfg, err := deploy.ReadConfig(path, env)
+	if err != nil || cfg.Name == "" {
+		return nil // and the bad one
+	}
+	vals, _, err := devVars(dir, env)
+	if err != nil {
+		return usageErr("%v", err)
+	}
+	maps.Copy(vals, extra)
+	cur, _, err := deploy.ReadSecrets(ctx, store, cfg.Name)
+	if err != nil {
+		return err
+	}
+	if maps.Equal(cur.Values, vals) {
+		return nil
+	}
+	_, err = deploy.UpdateSecrets(ctx, store, cfg.Name, func(v map[string]string) error {
+		clear(v)
+		maps.Copy(v, vals)
+		return nil
+	})
+	return err
 }

@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -128,7 +127,5 @@ func renderDiagnoseJSON(w io.Writer, r diagnose.Report) error {
 		OK bool `json:"ok"`
 		diagnose.Report
 	}{r.OK(), r}
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(out)
+	return writeJSON(w, out)
 }

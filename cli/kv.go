@@ -1,21 +1,15 @@
 package cli
 
 import (
-	"bufio"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"os"
-	"path/filepath"
 	"regexp"
-	"strings"
 	"time"
 
-	"github.com/charmbracelet/x/term"
 	"github.com/urfave/cli/v3"
 
+	"github.com/celldgo/celld/deploy"
 	"github.com/celldgo/celld/kv"
 )
 
@@ -24,8 +18,6 @@ import (
 // Each command reaches the namespace's cell like the fleet does
 // (cellCaller): over signed peer HTTP to a live owner, or under this
 // command's own tool lease.
-
-func init() { builtinHandlers["kv"] = kv.Handle }
 
 // kvNamespaceOptions pick the namespace, as Wrangler's --binding and
 // --namespace-id do.
@@ -84,29 +76,15 @@ func (o *kvNamespaceOptions) fromConfig(previewSet bool) (string, error) {
 		return "", &Error{Err: errors.New("--binding specified, but no config file was found."), Code: ExitUsage,
 			Hint: "run in the project directory (or pass --cwd DIR or --config FILE), or use --namespace-id"}
 	}
-	type ns struct {
-		Binding   string `json:"binding"`
-		ID        string `json:"id"`
-		PreviewID string `json:"preview_id"`
-	}
-	type section struct {
-		KVNamespaces []ns `json:"kv_namespaces"`
-	}
-	var cfg struct {
-		section
-		Env map[string]section `json:"env"`
-	}
-	if err := readConfigSection(path, &cfg); err != nil {
+	cfg, err := projectConfig(path, o.Env)
+	if err != nil {
 		return "", err
 	}
-	list := cfg.KVNamespaces
-	if o.Env != "" {
-		list = cfg.Env[o.Env].KVNamespaces // not inherited by environments
-	}
+	list := cfg.KVNamespaces // an env's own: bindings are not inherited
 	if len(list) == 0 {
 		return "", usageErr("No KV Namespaces configured! Either use --namespace-id to upload directly or add a KV namespace to your wrangler config file.")
 	}
-	var found *ns
+	var found *deploy.KVNamespace
 	for i := range list {
 		if list[i].Binding == o.Binding {
 			found = &list[i]
@@ -185,185 +163,6 @@ func kvCommand(g *globals) *cli.Command {
 const kvExitCodes = "Exit 0: done; 2: bad input (flags, config, file) or the bucket cannot be reached;\n" +
 	"1: the namespace refused the request or the store failed."
 
-type kvKeyPutOptions struct {
-	kvNamespaceOptions
-	Path       string
-	TTL        int64
-	Expiration int64
-	Metadata   string
-}
-
-func kvKeyPutCommand(g *globals) *cli.Command {
-	o := &kvKeyPutOptions{}
-	return &cli.Command{
-		Name:        "put",
-		Usage:       "write one key",
-		ArgsUsage:   "KEY [VALUE]",
-		Description: "Exactly one of VALUE and --path gives the value (--path reads the file's bytes).\n" + kvExitCodes,
-		Flags: append(o.flags(),
-			&cli.StringFlag{Name: "path", Usage: "read the value from this file", Destination: &o.Path},
-			&cli.Int64Flag{Name: "ttl", Usage: "expire this many seconds from now (at least 60)", Destination: &o.TTL},
-			&cli.Int64Flag{Name: "expiration", Usage: "expire at this time, in seconds since the UNIX epoch", Destination: &o.Expiration},
-			&cli.StringFlag{Name: "metadata", Usage: "a JSON value stored with the key (at most 1024 bytes)", Destination: &o.Metadata},
-		),
-		Action: func(ctx context.Context, cmd *cli.Command) error {
-			args := cmd.Args().Slice()
-			if len(args) < 1 || len(args) > 2 {
-				return usageErr("kv key put takes KEY and an optional VALUE, got %d arguments", len(args))
-			}
-			if (len(args) == 2) == (o.Path != "") {
-				return usageErr("Exactly one of the arguments value and path is required")
-			}
-			id, display, err := o.resolve(cmd)
-			if err != nil {
-				return err
-			}
-			p := kv.Pair{Key: args[0]}
-			line := ""
-			if o.Path != "" {
-				if p.Value, err = os.ReadFile(o.Path); err != nil {
-					return usageErr("read value: %v", err)
-				}
-				line = fmt.Sprintf("Writing the contents of %s to the key %q on namespace %s", o.Path, p.Key, display)
-			} else {
-				p.Value = []byte(args[1])
-				line = fmt.Sprintf("Writing the value %q to key %q on namespace %s", args[1], p.Key, display)
-			}
-			if cmd.IsSet("ttl") {
-				p.ExpirationTTL = &o.TTL
-			}
-			if cmd.IsSet("expiration") {
-				p.Expiration = &o.Expiration
-			}
-			if o.Metadata != "" {
-				if !json.Valid([]byte(o.Metadata)) {
-					return usageErr("--metadata %q is not valid JSON", o.Metadata)
-				}
-				p.Metadata = json.RawMessage(o.Metadata)
-				line += fmt.Sprintf(" with metadata %q", o.Metadata)
-			}
-			fmt.Fprintln(cmd.Root().Writer, line+".")
-			return g.withNamespace(ctx, id, func(c *kv.Client) error { return kvErr(c.Put(ctx, p)) })
-		},
-	}
-}
-
-type kvKeyGetOptions struct {
-	kvNamespaceOptions
-	Text bool
-}
-
-func kvKeyGetCommand(g *globals) *cli.Command {
-	o := &kvKeyGetOptions{}
-	return &cli.Command{
-		Name:        "get",
-		Usage:       "print one key's value (its raw bytes; --text: as UTF-8 text with a newline)",
-		ArgsUsage:   "KEY",
-		Description: "A missing or expired key prints \"Value not found\" on stderr and exits 1.\n" + kvExitCodes,
-		Flags: append(o.flags(),
-			&cli.BoolFlag{Name: "text", Usage: "decode the value as UTF-8 and end it with a newline", Destination: &o.Text},
-		),
-		Action: func(ctx context.Context, cmd *cli.Command) error {
-			if cmd.Args().Len() != 1 {
-				return usageErr("kv key get takes one KEY, got %d arguments", cmd.Args().Len())
-			}
-			id, _, err := o.resolve(cmd)
-			if err != nil {
-				return err
-			}
-			var e kv.Entry
-			if err := g.withNamespace(ctx, id, func(c *kv.Client) (err error) {
-				e, err = c.Get(ctx, cmd.Args().First())
-				return kvErr(err)
-			}); err != nil {
-				return err
-			}
-			if !e.Found {
-				return &Error{Err: errors.New("Value not found"), Code: ExitFailure}
-			}
-			w := cmd.Root().Writer
-			if o.Text {
-				_, err = fmt.Fprintln(w, strings.ToValidUTF8(string(e.Value), "\uFFFD"))
-			} else {
-				_, err = w.Write(e.Value)
-			}
-			return err
-		},
-	}
-}
-
-func kvKeyDeleteCommand(g *globals) *cli.Command {
-	o := &kvNamespaceOptions{}
-	return &cli.Command{
-		Name:        "delete",
-		Usage:       "delete one key (a missing key is not an error)",
-		ArgsUsage:   "KEY",
-		Description: kvExitCodes,
-		Flags:       o.flags(),
-		Action: func(ctx context.Context, cmd *cli.Command) error {
-			if cmd.Args().Len() != 1 {
-				return usageErr("kv key delete takes one KEY, got %d arguments", cmd.Args().Len())
-			}
-			id, display, err := o.resolve(cmd)
-			if err != nil {
-				return err
-			}
-			key := cmd.Args().First()
-			fmt.Fprintf(cmd.Root().Writer, "Deleting the key %q on namespace %s.\n", key, display)
-			return g.withNamespace(ctx, id, func(c *kv.Client) error { return kvErr(c.Delete(ctx, key)) })
-		},
-	}
-}
-
-type kvKeyListOptions struct {
-	kvNamespaceOptions
-	Prefix string
-	JSON   bool
-}
-
-func kvKeyListCommand(g *globals) *cli.Command {
-	o := &kvKeyListOptions{}
-	return &cli.Command{
-		Name:  "list",
-		Usage: "print every key (following cursors) as Wrangler's JSON array of {name, expiration?, metadata?}",
-		Description: "The output is JSON either way (--json is accepted for uniformity); it can be fed to kv bulk get\n" +
-			"and kv bulk delete.\n" + kvExitCodes,
-		Flags: append(o.flags(),
-			&cli.StringFlag{Name: "prefix", Usage: "only keys starting with this", Destination: &o.Prefix},
-			&cli.BoolFlag{Name: "json", Usage: "print JSON (always)", Destination: &o.JSON},
-		),
-		Action: func(ctx context.Context, cmd *cli.Command) error {
-			if err := noArgs(cmd); err != nil {
-				return err
-			}
-			id, _, err := o.resolve(cmd)
-			if err != nil {
-				return err
-			}
-			var keys []kv.ListedKey
-			if err := g.withNamespace(ctx, id, func(c *kv.Client) (err error) {
-				keys, err = c.ListAll(ctx, o.Prefix)
-				return kvErr(err)
-			}); err != nil {
-				return err
-			}
-			return kvWriteJSON(cmd.Root().Writer, keys)
-		},
-	}
-}
-
-// kvWriteJSON prints v as JavaScript's JSON.stringify(v, null, 2)
-// would (with a newline).
-func kvWriteJSON(w io.Writer, v any) error {
-	if keys, ok := v.([]kv.ListedKey); ok && keys == nil {
-		v = []kv.ListedKey{}
-	}
-	enc := json.NewEncoder(w)
-	enc.SetEscapeHTML(false)
-	enc.SetIndent("", "  ")
-	return enc.Encode(v)
-}
-
 // kvErr maps a namespace's refusal (or a failure to reach it) to an exit.
 func kvErr(err error) error {
 	var ke *kv.Error
@@ -372,215 +171,3 @@ func kvErr(err error) error {
 	}
 	return reachErr(err)
 }
-
-func kvBulkPutCommand(g *globals) *cli.Command {
-	o := &kvNamespaceOptions{}
-	return &cli.Command{
-		Name:      "put",
-		Usage:     "write the pairs of a JSON file: [{key, value, expiration?, expiration_ttl?, metadata?, base64?}]",
-		ArgsUsage: "FILE",
-		Description: "The whole file is checked first; if any item is malformed or would be refused, the offending\n" +
-			"items are named (up to 12) and nothing is written. Pairs are then written in batches of up to\n" +
-			"10,000 (and 96 MiB), each one request and one transaction, with progress on stderr: an\n" +
-			"interruption leaves whole batches, and running the same file again is harmless.\n" +
-			"A base64 value is stored as the bytes it decodes to. Both expiration and expiration_ttl: the TTL wins.\n" +
-			kvExitCodes,
-		Flags: o.flags(),
-		Action: func(ctx context.Context, cmd *cli.Command) error {
-			if cmd.Args().Len() != 1 {
-				return usageErr("kv bulk put takes one FILE, got %d arguments", cmd.Args().Len())
-			}
-			id, _, err := o.resolve(cmd)
-			if err != nil {
-				return err
-			}
-			file := cmd.Args().First()
-			data, err := os.ReadFile(file)
-			if err != nil {
-				return usageErr("read %s: %v", file, err)
-			}
-			pairs, warnings, err := kv.ParseBulkPut(filepath.Base(file), data, time.Now().Unix())
-			errw := cmd.Root().ErrWriter
-			if len(warnings) > 0 {
-				fmt.Fprintf(errw, "warning: Unexpected key-value properties in %q.\n%s\n", filepath.Base(file), kvCapLines(warnings))
-			}
-			if err != nil {
-				return &Error{Err: err, Code: ExitUsage}
-			}
-			bar := newKVProgress(errw, "Uploaded")
-			if err := g.withNamespace(ctx, id, func(c *kv.Client) error {
-				_, err := c.PutAll(ctx, pairs, bar.update)
-				bar.finish()
-				return kvErr(err)
-			}); err != nil {
-				return err
-			}
-			_, err = fmt.Fprintln(cmd.Root().Writer, "Success!")
-			return err
-		},
-	}
-}
-
-type kvBulkGetOptions struct {
-	kvNamespaceOptions
-	JSON bool
-}
-
-func kvBulkGetCommand(g *globals) *cli.Command {
-	o := &kvBulkGetOptions{}
-	return &cli.Command{
-		Name:      "get",
-		Usage:     "print the values of the keys of a JSON file: [\"key\", ...] or [{\"name\": \"key\"}, ...]",
-		ArgsUsage: "FILE",
-		Description: "Prints {\"<key>\": {\"value\": <text or null>}, ...}, a blank line and \"Success!\" (as Wrangler);\n" +
-			"--json prints the object alone.\n" + kvExitCodes,
-		Flags: append(o.flags(),
-			&cli.BoolFlag{Name: "json", Usage: "print only the JSON object", Destination: &o.JSON},
-		),
-		Action: func(ctx context.Context, cmd *cli.Command) error {
-			if cmd.Args().Len() != 1 {
-				return usageErr("kv bulk get takes one FILE, got %d arguments", cmd.Args().Len())
-			}
-			id, _, err := o.resolve(cmd)
-			if err != nil {
-				return err
-			}
-			keys, err := kvReadBulkKeys(cmd.Args().First())
-			if err != nil {
-				return err
-			}
-			var entries []kv.Entry
-			if err := g.withNamespace(ctx, id, func(c *kv.Client) (err error) {
-				entries, err = c.GetAll(ctx, keys)
-				return kvErr(err)
-			}); err != nil {
-				return err
-			}
-			w := cmd.Root().Writer
-			if err := kv.WriteBulkGet(w, entries); err != nil {
-				return err
-			}
-			if !o.JSON {
-				_, err = fmt.Fprint(w, "\nSuccess!\n")
-			}
-			return err
-		},
-	}
-}
-
-func kvReadBulkKeys(file string) ([]string, error) {
-	data, err := os.ReadFile(file)
-	if err != nil {
-		return nil, usageErr("read %s: %v", file, err)
-	}
-	keys, err := kv.ParseBulkKeys(filepath.Base(file), data)
-	if err != nil {
-		return nil, &Error{Err: err, Code: ExitUsage}
-	}
-	return keys, nil
-}
-
-type kvBulkDeleteOptions struct {
-	kvNamespaceOptions
-	Force bool
-}
-
-func kvBulkDeleteCommand(g *globals) *cli.Command {
-	o := &kvBulkDeleteOptions{}
-	return &cli.Command{
-		Name:      "delete",
-		Usage:     "delete the keys of a JSON file: [\"key\", ...] or [{\"name\": \"key\"}, ...]",
-		ArgsUsage: "FILE",
-		Description: "Asks first unless --force; without a terminal to ask on, --force is required.\n" +
-			"Keys are deleted in batches of up to 10,000, each one transaction.\n" + kvExitCodes,
-		Flags: append(o.flags(),
-			&cli.BoolFlag{Name: "force", Aliases: []string{"f"}, Usage: "do not ask", Destination: &o.Force},
-		),
-		Action: func(ctx context.Context, cmd *cli.Command) error {
-			if cmd.Args().Len() != 1 {
-				return usageErr("kv bulk delete takes one FILE, got %d arguments", cmd.Args().Len())
-			}
-			id, display, err := o.resolve(cmd)
-			if err != nil {
-				return err
-			}
-			file := cmd.Args().First()
-			keys, err := kvReadBulkKeys(file)
-			if err != nil {
-				return err
-			}
-			w := cmd.Root().Writer
-			if !o.Force {
-				question := fmt.Sprintf("Are you sure you want to delete all the keys read from %q from kv-namespace with id %q?", filepath.Base(file), id)
-				if display != id {
-					question = fmt.Sprintf("Are you sure you want to delete all the keys read from %q from kv-namespace %s?", filepath.Base(file), display)
-				}
-				in, ok := cmd.Root().Reader.(*os.File)
-				if !ok || !kvIsTerminal(in) {
-					return &Error{Err: errors.New(question + " (no terminal to ask on)"), Code: ExitUsage, Hint: "pass --force"}
-				}
-				fmt.Fprint(w, question+" (y/N) ")
-				answer, _ := bufio.NewReader(cmd.Root().Reader).ReadString('\n')
-				if a := strings.ToLower(strings.TrimSpace(answer)); a != "y" && a != "yes" {
-					_, err := fmt.Fprintf(w, "Not deleting keys read from %q.\n", filepath.Base(file))
-					return err
-				}
-			}
-			bar := newKVProgress(cmd.Root().ErrWriter, "Deleted")
-			if err := g.withNamespace(ctx, id, func(c *kv.Client) error {
-				_, err := c.DeleteAll(ctx, keys, bar.update)
-				bar.finish()
-				return kvErr(err)
-			}); err != nil {
-				return err
-			}
-			_, err = fmt.Fprintln(w, "Success!")
-			return err
-		},
-	}
-}
-
-func kvCapLines(lines []string) string {
-	if len(lines) > kv.MaxListedProblems {
-		lines = append(lines[:kv.MaxListedProblems:kv.MaxListedProblems], "...")
-	}
-	return strings.Join(lines, "\n")
-}
-
-// kvProgress writes Wrangler's progress lines; on a terminal it redraws one
-// line with a bar instead.
-type kvProgress struct {
-	w    io.Writer
-	verb string
-	tty  bool
-	drew bool
-}
-
-func newKVProgress(w io.Writer, verb string) *kvProgress {
-	f, ok := w.(*os.File)
-	return &kvProgress{w: w, verb: verb, tty: ok && kvIsTerminal(f)}
-}
-
-func (p *kvProgress) update(done, total int) {
-	line := kv.ProgressLine(p.verb, done, total)
-	if !p.tty {
-		fmt.Fprintln(p.w, line)
-		return
-	}
-	const width = 30
-	n := width
-	if total > 0 {
-		n = width * done / total
-	}
-	fmt.Fprintf(p.w, "\r[%s%s] %s", strings.Repeat("█", n), strings.Repeat("░", width-n), line)
-	p.drew = true
-}
-
-func (p *kvProgress) finish() {
-	if p.drew {
-		fmt.Fprintln(p.w)
-		p.drew = false
-	}
-}
-
-func kvIsTerminal(f *os.File) bool { return term.IsTerminal(f.Fd()) }

@@ -5,7 +5,6 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -14,30 +13,25 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
-	"strings"
 	"sync"
 	"time"
 
 	"github.com/celldgo/celld/bucket"
-	"github.com/celldgo/celld/cell"
+	"github.com/celldgo/celld/d1"
 	"github.com/celldgo/celld/fleet"
 	"github.com/celldgo/celld/fleet/core"
+	"github.com/celldgo/celld/host"
+	"github.com/celldgo/celld/kv"
 )
 
-// builtinHandlers run a built-in cell's requests, by kind (the cell name's
-// prefix before the colon: "d1", "kv").
-var builtinHandlers = map[string]cell.Handler{}
+// builtinKinds are the built-in cell kinds the commands reach and
+// `celld serve` hosts (tests add their own).
+var builtinKinds = []host.Kind{d1.Kind, kv.Kind}
 
-func handlerFor(name string) (cell.Handler, error) {
-	prefix, id, ok := strings.Cut(name, ":")
-	if !ok || id == "" {
-		return nil, fmt.Errorf("%q is not a built-in cell name (want d1:<db> or kv:<namespace>)", name)
-	}
-	h := builtinHandlers[prefix]
-	if h == nil {
-		return nil, fmt.Errorf("no built-in cell kind %q", prefix)
-	}
-	return h, nil
+// caller delivers an encoded request to a built-in cell (what d1.Client
+// and kv.Client call through).
+type caller interface {
+	Call(ctx context.Context, cell string, req []byte) ([]byte, error)
 }
 
 // cellCaller returns a Caller that reaches built-in cells the way the fleet
@@ -47,33 +41,28 @@ func handlerFor(name string) (cell.Handler, error) {
 // bucket, and served here with the same durability rules (the answer
 // leaves only after its commits are in the bucket and ownership is
 // re-confirmed). done flushes and releases what was acquired; call it.
-func (g *globals) cellCaller(ctx context.Context) (cell.Caller, func(context.Context) error, error) {
+func (g *globals) cellCaller(ctx context.Context) (caller, func(context.Context) error, error) {
 	s, err := g.openStore()
 	if err != nil {
 		return nil, nil, err
 	}
-	r := &reach{store: s, held: map[string]*heldCell{}, log: slog.New(slog.DiscardHandler),
+	r := &reach{store: s, kinds: host.NewRegistry(builtinKinds...), held: map[string]*host.Builtin{}, log: slog.New(slog.DiscardHandler),
 		client: &http.Client{Timeout: 5 * time.Minute}}
 	return r, r.done, nil
 }
 
 type reach struct {
 	store  bucket.Store
+	kinds  *host.Registry
 	log    *slog.Logger
 	client *http.Client
 
 	mu     sync.Mutex
 	tool   *fleet.Node
+	host   *host.Host // cells under the tool lease
 	dir    string
 	signer *fleet.Signer
-	held   map[string]*heldCell
-}
-
-type heldCell struct {
-	mu    sync.Mutex // one request at a time, as on a node
-	owner *fleet.Owner
-	db    *cell.DB
-	repl  *cell.Replicator
+	held   map[string]*host.Builtin // cells acquired under the tool lease
 }
 
 // UnreachableOwnerError: a live node owns the cell but cannot be reached
@@ -96,12 +85,10 @@ func (e *UnreachableOwnerError) Hint() string {
 
 // RequestError is a request failure reported by the cell's handler (on this
 // machine or on the owning node): the request was refused as it stands.
-type RequestError struct{ Message string }
-
-func (e *RequestError) Error() string { return e.Message }
+type RequestError = host.RequestError
 
 func (r *reach) Call(ctx context.Context, name string, req []byte) ([]byte, error) {
-	h, err := handlerFor(name)
+	kind, _, err := r.kinds.Split(name)
 	if err != nil {
 		return nil, err
 	}
@@ -110,7 +97,7 @@ func (r *reach) Call(ctx context.Context, name string, req []byte) ([]byte, erro
 		hc := r.held[name]
 		r.mu.Unlock()
 		if hc != nil {
-			return r.runHeld(ctx, name, hc, h, req)
+			return hc.Call(ctx, req)
 		}
 		ci, err := fleet.LookupCell(ctx, r.store, name, time.Now().UnixMilli())
 		if err != nil {
@@ -136,7 +123,7 @@ func (r *reach) Call(ctx context.Context, name string, req []byte) ([]byte, erro
 			}
 			return out, err
 		}
-		hc, err = r.acquire(ctx, name)
+		hc, err = r.acquire(ctx, name, kind)
 		var el *fleet.ElsewhereError
 		if errors.As(err, &el) && attempt < 50 {
 			continue // taken meanwhile: look again
@@ -144,7 +131,7 @@ func (r *reach) Call(ctx context.Context, name string, req []byte) ([]byte, erro
 		if err != nil {
 			return nil, err
 		}
-		return r.runHeld(ctx, name, hc, h, req)
+		return hc.Call(ctx, req)
 	}
 }
 
@@ -171,44 +158,43 @@ func (r *reach) remote(ctx context.Context, name, node, advertise string, req []
 		}
 		r.signer = &fleet.Signer{Secret: secret, Node: toolName()}
 	}
-	signer := r.signer
+	p := toolPoster{signer: r.signer, client: r.client, cell: name, node: node, advertise: advertise}
 	r.mu.Unlock()
-	u := "http://" + advertise + fleet.PeerCellCallPath + "?" + url.Values{"cell": {name}}.Encode()
-	hreq, err := http.NewRequestWithContext(ctx, http.MethodPost, u, bytes.NewReader(req))
+	out, err = host.CallPeerCell(ctx, p, node, name, req)
+	var pe *host.PeerError
+	return out, errors.As(err, &pe) && pe.Retry(), err
+}
+
+// toolPoster sends a command's signed requests to the node owning cell.
+type toolPoster struct {
+	signer                *fleet.Signer
+	client                *http.Client
+	cell, node, advertise string
+}
+
+func (p toolPoster) PostPeer(ctx context.Context, path string, query url.Values, body []byte) (int, []byte, error) {
+	hreq, err := http.NewRequestWithContext(ctx, http.MethodPost, "http://"+p.advertise+path+"?"+query.Encode(), bytes.NewReader(body))
 	if err != nil {
-		return nil, false, err
+		return 0, nil, err
 	}
-	signer.Sign(hreq, req)
+	p.signer.Sign(hreq, body)
 	// Go's transport may then resend it on a fresh connection if a reused
 	// one was closed before it was read; a copy that was read is refused as
 	// a replay (same nonce), so it never runs twice.
 	hreq.Header.Set("Idempotency-Key", hreq.Header.Get(fleet.HeaderPeerNonce))
-	resp, err := r.client.Do(hreq)
+	resp, err := p.client.Do(hreq)
 	if err != nil {
 		if ctx.Err() != nil {
-			return nil, false, context.Cause(ctx)
+			return 0, nil, context.Cause(ctx)
 		}
-		return nil, false, &UnreachableOwnerError{Cell: name, Node: node, Advertise: advertise, Err: err}
+		return 0, nil, &UnreachableOwnerError{Cell: p.cell, Node: p.node, Advertise: p.advertise, Err: err}
 	}
 	defer resp.Body.Close()
 	data, err := io.ReadAll(resp.Body)
 	if err != nil {
-		return nil, false, fmt.Errorf("read the answer of node %s: %w", node, err)
+		return 0, nil, fmt.Errorf("read the answer of node %s: %w", p.node, err)
 	}
-	switch resp.StatusCode {
-	case http.StatusOK:
-		return data, false, nil
-	case http.StatusUnprocessableEntity:
-		var pe fleet.PeerCellError
-		if json.Unmarshal(data, &pe) != nil || pe.Error == "" {
-			pe.Error = string(bytes.TrimSpace(data))
-		}
-		return nil, false, &RequestError{Message: pe.Error}
-	case http.StatusMisdirectedRequest, http.StatusServiceUnavailable:
-		return nil, true, fmt.Errorf("node %s answered %d: %s", node, resp.StatusCode, bytes.TrimSpace(data))
-	default:
-		return nil, false, fmt.Errorf("node %s answered %d: %s", node, resp.StatusCode, bytes.TrimSpace(data))
-	}
+	return resp.StatusCode, data, nil
 }
 
 var toolNameOnce = sync.OnceValue(func() string {
@@ -224,7 +210,7 @@ var toolNameOnce = sync.OnceValue(func() string {
 func toolName() string { return toolNameOnce() }
 
 // acquire takes the cell under this command's tool lease and restores it.
-func (r *reach) acquire(ctx context.Context, name string) (*heldCell, error) {
+func (r *reach) acquire(ctx context.Context, name string, kind host.Kind) (*host.Builtin, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if hc := r.held[name]; hc != nil {
@@ -245,57 +231,16 @@ func (r *reach) acquire(ctx context.Context, name string) (*heldCell, error) {
 			return nil, err
 		}
 		r.tool, r.dir = tool, dir
-	}
-	owner, err := r.tool.Acquire(ctx, name)
-	if err != nil {
-		return nil, err
-	}
-	fail := func(err error) (*heldCell, error) {
-		rctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		r.tool.Release(rctx, name)
-		return nil, err
+		r.host = host.New(r.store, tool, r.log)
 	}
 	path := filepath.Join(r.dir, hex.EncodeToString([]byte(name))+".sqlite")
-	info, err := cell.Restore(ctx, r.store, name, path)
+	c, err := r.host.Open(ctx, name, path, host.OpenOptions{})
 	if err != nil {
-		return fail(fmt.Errorf("restore %s: %w", name, err))
+		return nil, fmt.Errorf("open %s: %w", name, err)
 	}
-	db, err := cell.Open(path)
-	if err != nil {
-		return fail(fmt.Errorf("open %s: %w", name, err))
-	}
-	repl, err := cell.NewReplicator(db, cell.ReplicatorConfig{Store: r.store, Cell: name, Epoch: owner.Epoch, From: info, Logger: r.log})
-	if err != nil {
-		db.Close()
-		return fail(fmt.Errorf("replicate %s: %w", name, err))
-	}
-	hc := &heldCell{owner: owner, db: db, repl: repl}
-	r.held[name] = hc
-	return hc, nil
-}
-
-// runHeld runs one request on a cell held here and passes the output gate:
-// every commit it made is in the bucket and the tool still owns the cell.
-func (r *reach) runHeld(ctx context.Context, name string, hc *heldCell, h cell.Handler, req []byte) ([]byte, error) {
-	hc.mu.Lock()
-	defer hc.mu.Unlock()
-	if err := hc.owner.Context().Err(); err != nil {
-		return nil, fmt.Errorf("cell %s: ownership lost: %w", name, context.Cause(hc.owner.Context()))
-	}
-	out, herr := h(hc.db, req)
-	if txid := hc.repl.Captured(); txid > 0 {
-		if err := hc.repl.WaitDurable(ctx, txid); err != nil {
-			return nil, fmt.Errorf("cell %s: the write could not be made durable: %w", name, err)
-		}
-		if err := r.tool.Confirm(ctx, name, hc.owner.Epoch); err != nil {
-			return nil, fmt.Errorf("cell %s: ownership could not be confirmed: %w", name, err)
-		}
-	}
-	if herr != nil {
-		return nil, &RequestError{Message: herr.Error()}
-	}
-	return out, nil
+	b := c.Serve(kind.Handler)
+	r.held[name] = b
+	return b, nil
 }
 
 // done flushes every held cell to the bucket, releases it, and drops the
@@ -304,17 +249,10 @@ func (r *reach) done(ctx context.Context) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	var errs []error
-	for name, hc := range r.held {
-		if err := hc.repl.Close(ctx); err != nil {
-			errs = append(errs, fmt.Errorf("flush %s: %w", name, err))
-		}
-		if err := hc.db.Close(); err != nil {
-			errs = append(errs, fmt.Errorf("close %s: %w", name, err))
-		}
-		if hc.owner.Context().Err() == nil {
-			if err := r.tool.Release(ctx, name); err != nil {
-				errs = append(errs, fmt.Errorf("release %s: %w", name, err))
-			}
+	for name, b := range r.held {
+		b.Close()
+		if err := b.Cell().Stop(ctx, host.PhaseReleasing); err != nil {
+			errs = append(errs, fmt.Errorf("stop %s: %w", name, err))
 		}
 		delete(r.held, name)
 	}

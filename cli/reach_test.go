@@ -12,6 +12,7 @@ import (
 	"github.com/celldgo/celld/cell"
 	"github.com/celldgo/celld/fleet"
 	"github.com/celldgo/celld/fleet/core"
+	"github.com/celldgo/celld/host"
 	"github.com/celldgo/celld/server"
 )
 
@@ -48,7 +49,7 @@ func counterHandler(db *cell.DB, req []byte) ([]byte, error) {
 	return []byte(strconv.FormatInt(total, 10)), err
 }
 
-func init() { builtinHandlers["testc"] = counterHandler }
+func init() { builtinKinds = append(builtinKinds, host.Kind{Name: "testc", Handler: counterHandler}) }
 
 func TestReach_ToolLeasePathIsDurableAndReleases(t *testing.T) {
 	ctx := context.Background()
@@ -161,12 +162,8 @@ func startTestNode(t *testing.T, dir, name string) (internal string, stop func()
 		errc <- server.Run(ctx, server.Options{
 			Store: s, Node: name, Listen: "127.0.0.1:0", InternalListen: "127.0.0.1:0", TTL: 5 * time.Second,
 			Logger: slog.New(slog.DiscardHandler), StateDir: t.TempDir(),
-			Builtins: func() map[string]cell.Handler {
-				m := server.DefaultBuiltins()
-				m["testc"] = counterHandler
-				return m
-			}(),
-			OnReady: func(_, internal string) { ready <- internal },
+			Builtins: append(server.DefaultBuiltins(), host.Kind{Name: "testc", Handler: counterHandler}),
+			OnReady:  func(_, internal string) { ready <- internal },
 		})
 	}()
 	select {

@@ -135,6 +135,8 @@ func New(version string) *cli.Command {
 			topCommand(g),
 			kvCommand(g),
 			d1Command(g),
+			r2Command(g),
+			secretCommand(g),
 		},
 	}
 	for _, c := range root.Commands {

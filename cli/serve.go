@@ -70,11 +70,19 @@ func serveCommand(g *globals) *cli.Command {
 			if err != nil {
 				return err
 			}
+			wakerTick, err := envInt("CELLD_WAKER_TICK_MS")
+			if err != nil {
+				return err
+			}
 			gcFloor, err := envInt("CELLD_GC_HEAP_MIN_MB")
 			if err != nil {
 				return err
 			}
 			defer tuneGC(gcFloor)()
+			skewMargin, err := envInt("CELLD_SKEW_MARGIN_MS")
+			if err != nil {
+				return err
+			}
 			maxCellMB, err := envInt("CELLD_MAX_CELL_MB")
 			if err != nil {
 				return err
@@ -84,6 +92,10 @@ func serveCommand(g *globals) *cli.Command {
 				return err
 			}
 			drainMS, err := envInt("CELLD_SHUTDOWN_DRAIN_MS")
+			if err != nil {
+				return err
+			}
+			assetCache, err := envInt("CELLD_ASSET_CACHE_BYTES")
 			if err != nil {
 				return err
 			}
@@ -104,8 +116,10 @@ func serveCommand(g *globals) *cli.Command {
 				StateDir: stateDir, IdleEvict: time.Duration(idle) * time.Second, MaxResident: int(maxResident),
 				LTXRetention: time.Duration(retention) * time.Second,
 				Releases:     int(releases), DrainTimeout: time.Duration(drainMS) * time.Millisecond,
-				Builtins: builtinHandlers, Hibernate: time.Duration(hibernate) * time.Second,
-				MaxCellBytes:  maxCellMB << 20,
+				Builtins: builtinKinds, Hibernate: time.Duration(hibernate) * time.Second,
+				MaxCellBytes: maxCellMB << 20, SkewMargin: time.Duration(skewMargin) * time.Millisecond,
+				AssetCacheBytes: assetCache, AssetCacheDir: os.Getenv("CELLD_ASSET_CACHE_DIR"),
+				WakerTick: time.Duration(wakerTick) * time.Millisecond,
 				MaxWebSockets: int(maxSockets),
 			})
 			var fe *server.FenceError

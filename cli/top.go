@@ -2,17 +2,14 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"net"
-	"os"
 	"strconv"
 	"time"
 
 	tea "github.com/charmbracelet/bubbletea"
-	"github.com/charmbracelet/x/term"
 	"github.com/urfave/cli/v3"
 
 	"github.com/celldgo/celld/tui"
@@ -90,9 +87,7 @@ func topOnce(ctx context.Context, w io.Writer, src tui.Source, asJSON bool) erro
 	obs := src.Poll(ctx, nil)
 	snap := tui.Merge(tui.Snapshot{}, obs)
 	if asJSON {
-		enc := json.NewEncoder(w)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(snap); err != nil {
+		if err := writeJSON(w, snap); err != nil {
 			return err
 		}
 	} else if _, err := io.WriteString(w, tui.RenderText(snap)); err != nil {
@@ -123,9 +118,4 @@ func topLive(ctx context.Context, w io.Writer, src tui.Source, interval time.Dur
 		return fmt.Errorf("run top: %w", err)
 	}
 	return nil
-}
-
-func isTerminal(w io.Writer) bool {
-	f, ok := w.(*os.File)
-	return ok && term.IsTerminal(f.Fd())
 }

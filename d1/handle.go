@@ -51,6 +51,20 @@ const (
 	PrefixColumnNotFnd = "D1_COLUMN_NOTFOUND: "
 )
 
+// Error is a D1 refusal whose text starts with one of workerd's prefixes
+// ("D1_ERROR: no such table: t"): the binding throws it as it is, and its
+// code travels between nodes with the refusal (host.Coded), so callers
+// classify it by type, never by reading its text.
+type Error struct {
+	Prefix string // PrefixError, PrefixExecError, …
+	Msg    string // the rest
+}
+
+func (e *Error) Error() string { return e.Prefix + e.Msg }
+
+// ErrorCode is the prefix without its ": " ("D1_ERROR").
+func (e *Error) ErrorCode() string { return strings.TrimSuffix(e.Prefix, ": ") }
+
 // ErrResultTooLarge is the error of a result past MaxResultRows or
 // MaxResultBytes.
 var ErrResultTooLarge = fmt.Errorf("result too large: celld refuses D1 results above %d rows or %d MiB; add a LIMIT or page through the rows", MaxResultRows, MaxResultBytes>>20)
@@ -184,7 +198,7 @@ func handleQuery(db *cell.DB, stmts []Statement) ([]byte, error) {
 		}
 	}
 	if len(run) == 0 {
-		return nil, errors.New(PrefixError + ErrNoStatements.Error())
+		return nil, &Error{Prefix: PrefixError, Msg: ErrNoStatements.Error()}
 	}
 	a := &answer{b: append(make([]byte, 0, 256), `{"results":[`...)}
 	err := db.Transaction(func() error {
@@ -199,7 +213,7 @@ func handleQuery(db *cell.DB, stmts []Statement) ([]byte, error) {
 		return nil
 	})
 	if err != nil {
-		return nil, errors.New(PrefixError + err.Error())
+		return nil, &Error{Prefix: PrefixError, Msg: err.Error()}
 	}
 	a.b = append(a.b, `],"bookmark":`...)
 	a.b = appendString(a.b, bookmark(db))
@@ -292,7 +306,7 @@ type ExecResult struct {
 func handleExec(db *cell.DB, text string) ([]byte, error) {
 	lines := strings.Split(strings.TrimFunc(text, isJSSpace), "\n")
 	fail := func(err error) ([]byte, error) {
-		return nil, fmt.Errorf("%sError in line 1: %s: %s", PrefixExecError, lines[0], err.Error())
+		return nil, &Error{Prefix: PrefixExecError, Msg: fmt.Sprintf("Error in line 1: %s: %s", lines[0], err.Error())}
 	}
 	var run []string
 	for _, l := range lines {

@@ -72,3 +72,5 @@ func (lc *localCaller) query(name, sql string, args ...any) [][]any {
 }
 
 func fmtAny(v any) string { return fmt.Sprint(v) }
+
+const testCell = "d1:test-db"

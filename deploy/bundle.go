@@ -55,8 +55,9 @@ func loweredFields() map[string]bool {
 	return m
 }
 
-// externals are served by the host's require, not bundled.
-var externals = []string{"cloudflare:*", "node:*"}
+// externals are served by the host's require, not bundled. Node.js
+// built-ins are decided by nodePlugin (node.go).
+var externals = []string{"cloudflare:*"}
 
 // BundleResult is the output of Bundle.
 type BundleResult struct {
@@ -74,18 +75,37 @@ type BundleResult struct {
 // it has no equivalent that keeps its evaluation order, so it is an error
 // that says to move the await into a handler.
 func Bundle(dir, main string) (BundleResult, error) {
+	return BundleNode(dir, main, NodeOff)
+}
+
+// BundleNode is Bundle for a Worker with Node.js compatibility mode: the
+// built-ins the mode provides stay imports the runtime serves ("node:x");
+// any other Node.js import stops the bundle with a message naming it and
+// its importer.
+func BundleNode(dir, main string, node NodeMode) (BundleResult, error) {
+	return bundle(dir, main, node, false)
+}
+
+// BundleWithSourceMap is BundleNode with an inline source map, so a stack
+// trace names the project's own files and lines (celld dev,
+// upload_source_maps).
+func BundleWithSourceMap(dir, main string, node NodeMode) (BundleResult, error) {
+	return bundle(dir, main, node, true)
+}
+
+func bundle(dir, main string, node NodeMode, sourceMap bool) (BundleResult, error) {
 	abs, err := filepath.Abs(dir)
 	if err != nil {
 		return BundleResult{}, projectErr("", "project directory %s: %v", dir, err)
 	}
-	res := build(abs, main, gojaGaps)
+	res := build(abs, main, gojaGaps, node, sourceMap)
 	if len(res.Errors) == 0 {
 		if code, ok := jsOutput(res); ok {
 			quoted, _, err := quoteAccessorNamedFields(code)
 			if err == nil {
 				setJSOutput(res, quoted)
 			} else {
-				res = build(abs, main, loweredFields())
+				res = build(abs, main, loweredFields(), node, sourceMap)
 			}
 		}
 	}
@@ -118,8 +138,13 @@ func Bundle(dir, main string) (BundleResult, error) {
 }
 
 // build runs esbuild on main with the given feature table.
-func build(abs, main string, supported map[string]bool) api.BuildResult {
+func build(abs, main string, supported map[string]bool, node NodeMode, sourceMap bool) api.BuildResult {
+	sm := api.SourceMapNone
+	if sourceMap {
+		sm = api.SourceMapInline
+	}
 	return api.Build(api.BuildOptions{
+		Sourcemap:     sm,
 		AbsWorkingDir: abs,
 		EntryPoints:   []string{filepath.Join(abs, filepath.FromSlash(main))},
 		Outfile:       filepath.Join(abs, "index.js"), // names the output; Write is false
@@ -130,6 +155,7 @@ func build(abs, main string, supported map[string]bool) api.BuildResult {
 		Target:        bundleTarget,
 		Supported:     supported,
 		External:      externals,
+		Plugins:       []api.Plugin{nodePlugin(abs, node)},
 		// What Wrangler resolves for workerd: packages' worker and
 		// browser builds before their Node ones.
 		Conditions: []string{"workerd", "worker", "browser"},

@@ -275,13 +275,6 @@ func TestBundle_Errors(t *testing.T) {
 	}
 }
 
-func TestBundle_NodePrefixIsExternal(t *testing.T) {
-	code := bundle(t, map[string]string{"index.js": `import { Buffer } from "node:buffer"; export default { b: Buffer };`}, "index.js")
-	if !strings.Contains(string(code), `require("node:buffer")`) {
-		t.Errorf("node:buffer is not an external require:\n%s", code)
-	}
-}
-
 // TestBundle_ClassFieldsStayNative checks that class fields reach goja as
 // written (no lowering helpers) and keep their semantics: [[Define]]
 // rather than [[Set]], brand checks on private members, and the

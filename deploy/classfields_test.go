@@ -11,7 +11,7 @@ import (
 func TestQuoteAccessorNamedFields(t *testing.T) {
 	cases := []struct {
 		name, src, want string
-		fixed          int
+		fixed           int
 	}{
 		{"nothing to do", "class A { x = 1; get y() { return 1 } }", "class A { x = 1; get y() { return 1 } }", 0},
 		{"all three", "class A {\n  get = 1;\n  set = (v) => v;\n  async = 3;\n}", "class A {\n  \"get\" = 1;\n  \"set\" = (v) => v;\n  \"async\" = 3;\n}", 3},

@@ -14,12 +14,16 @@ import (
 	"slices"
 	"sort"
 	"strings"
+
+	"github.com/celldgo/celld/assets"
 )
 
-// Config is a Wrangler project's wrangler.jsonc (or wrangler.json), limited
-// to the keys celld understands. A key outside this set stops the deploy:
-// silently ignoring, say, "routes" or "services" would deploy a Worker that
-// behaves differently from the one the user configured.
+// Config is a Wrangler project's wrangler.jsonc, wrangler.json or
+// wrangler.toml, limited to the keys celld understands. A key outside this
+// set stops the deploy: silently ignoring, say, "services" would deploy a
+// Worker that behaves differently from the one the user configured. Keys
+// that matter only on Cloudflare's network (cloudflareOnly) are accepted
+// and named in one warning.
 type Config struct {
 	// Schema is the editor hint ("$schema") that Wrangler's templates put
 	// at the top; it says nothing about the Worker and is ignored.
@@ -36,6 +40,20 @@ type Config struct {
 	R2Buckets          []R2Bucket     `json:"r2_buckets,omitempty"`
 	Queues             Queues         `json:"queues"`
 	Triggers           Triggers       `json:"triggers"`
+	Assets             *assets.Config `json:"assets,omitempty"`
+	// UploadSourceMaps bundles with an inline source map, so the stacks
+	// a node logs name the project's files and lines.
+	UploadSourceMaps bool `json:"upload_source_maps,omitempty"`
+
+	// Env holds the named environments (env.<name>); see ResolveEnv.
+	Env map[string]Config `json:"env,omitempty"`
+
+	// EnvName is the environment this config was resolved for ("": the
+	// top level). Ignored lists the Cloudflare-only keys present, by
+	// path, that celld does not act on. Neither is read from the file.
+	EnvName string   `json:"-"`
+	Ignored []string `json:"-"`
+	Notes   []string `json:"-"` // warnings about the environment's resolution
 }
 
 // DurableObjects is the "durable_objects" section.
@@ -71,18 +89,36 @@ type D1Database struct {
 	DatabaseName  string `json:"database_name"`
 	DatabaseID    string `json:"database_id"`
 	MigrationsDir string `json:"migrations_dir,omitempty"`
+	// MigrationsTable is read by celld d1 migrations (default
+	// d1_migrations); PreviewDatabaseID and Remote are Wrangler's local
+	// development switches, accepted and not used: celld has one fleet.
+	MigrationsTable   string `json:"migrations_table,omitempty"`
+	PreviewDatabaseID string `json:"preview_database_id,omitempty"`
+	Remote            bool   `json:"remote,omitempty"`
 }
 
 // KVNamespace binds a KV namespace to env.<Binding>.
 type KVNamespace struct {
 	Binding string `json:"binding"`
 	ID      string `json:"id"`
+	// PreviewID is the namespace celld kv --preview addresses; Remote is
+	// accepted and not used.
+	PreviewID string `json:"preview_id,omitempty"`
+	Remote    bool   `json:"remote,omitempty"`
 }
+
+// r2BucketName is the bucket names Cloudflare (and Wrangler) accept.
+var r2BucketName = regexp.MustCompile(`^[a-z0-9][a-z0-9-]{1,61}[a-z0-9]$`)
 
 // R2Bucket binds an R2 bucket to env.<Binding>.
 type R2Bucket struct {
 	Binding    string `json:"binding"`
 	BucketName string `json:"bucket_name"`
+	// PreviewBucketName, Jurisdiction and Remote are accepted and not
+	// used: one fleet, one bucket, no preview buckets at run time.
+	PreviewBucketName string `json:"preview_bucket_name,omitempty"`
+	Jurisdiction      string `json:"jurisdiction,omitempty"`
+	Remote            bool   `json:"remote,omitempty"`
 }
 
 // Queues is the "queues" section.
@@ -127,11 +163,11 @@ type Capabilities struct {
 
 // Served is what this build of celld's runtime serves. An issue that
 // teaches the worker package a binding kind flips its field here.
-func Served() Capabilities { return Capabilities{D1: true, KV: true} }
+func Served() Capabilities { return Capabilities{D1: true, KV: true, R2: true} }
 
 // ConfigNames are the file names a project's config may have, in the order
 // they are looked for.
-var ConfigNames = []string{"wrangler.jsonc", "wrangler.json"}
+var ConfigNames = []string{"wrangler.jsonc", "wrangler.json", "wrangler.toml"}
 
 var (
 	workerName = regexp.MustCompile(`^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$`)
@@ -144,6 +180,12 @@ var (
 // LoadConfig finds, parses and validates the config of the project in
 // dir. Every problem it finds is reported, as a *ProjectError.
 func LoadConfig(dir string, caps Capabilities) (*Config, error) {
+	return LoadConfigEnv(dir, "", caps)
+}
+
+// LoadConfigEnv is LoadConfig for the named environment env ("": the top
+// level), resolved with Wrangler's inheritance rules (ResolveEnv).
+func LoadConfigEnv(dir, env string, caps Capabilities) (*Config, error) {
 	path, err := findConfig(dir)
 	if err != nil {
 		return nil, err
@@ -153,7 +195,7 @@ func LoadConfig(dir string, caps Capabilities) (*Config, error) {
 	if err != nil {
 		return nil, projectErr("", "read %s: %v", file, unwrapPathErr(err))
 	}
-	cfg, err := ParseConfig(file, src)
+	cfg, err := ParseConfigEnv(file, src, env)
 	if err != nil {
 		return nil, err
 	}
@@ -186,13 +228,9 @@ func findConfig(dir string) (string, error) {
 	case 1:
 		return filepath.Join(dir, found[0]), nil
 	case 0:
-		if _, err := os.Stat(filepath.Join(dir, "wrangler.toml")); err == nil {
-			return "", &ProjectError{Problems: []string{"wrangler.toml: TOML config is not supported"},
-				Hint: "convert it to wrangler.jsonc (same keys, JSON syntax)"}
-		}
-		return "", projectErr("", "no %s or %s in %s", ConfigNames[0], ConfigNames[1], dir)
+		return "", projectErr("", "no %s, %s or %s in %s", ConfigNames[0], ConfigNames[1], ConfigNames[2], dir)
 	default:
-		return "", projectErr("", "both %s and %s exist in %s; keep one", found[0], found[1], dir)
+		return "", projectErr("", "%s exist in %s; keep one", strings.Join(found, " and "), dir)
 	}
 }
 
@@ -202,38 +240,6 @@ func unwrapPathErr(err error) error {
 		return pe.Err
 	}
 	return err
-}
-
-// ParseConfig parses src, the text of the config file named file, without
-// validating it against a project directory. A key celld does not accept
-// is reported with its path, e.g. `wrangler.jsonc: unknown key "routes"`.
-func ParseConfig(file string, src []byte) (*Config, error) {
-	plain, err := stripJSONC(src)
-	if err != nil {
-		return nil, projectErr("", "%s:%v", file, err)
-	}
-	var raw any
-	if err := decodeStrict(plain, &raw); err != nil {
-		return nil, decodeErr(file, src, err)
-	}
-	obj, ok := raw.(map[string]any)
-	if !ok {
-		return nil, projectErr("", "%s: want a JSON object at the top level", file)
-	}
-	var unknown []string
-	checkKeys("", obj, reflect.TypeFor[Config](), &unknown)
-	if len(unknown) > 0 {
-		pe := &ProjectError{Hint: "celld deploy accepts the keys " + strings.Join(acceptedKeys(), ", ")}
-		for _, k := range unknown {
-			pe.Problems = append(pe.Problems, fmt.Sprintf("%s: unknown key %q", file, k))
-		}
-		return nil, pe
-	}
-	var cfg Config
-	if err := decodeStrict(plain, &cfg); err != nil {
-		return nil, decodeErr(file, src, err)
-	}
-	return &cfg, nil
 }
 
 // decodeStrict decodes exactly one JSON value, keeping numbers exact (a
@@ -324,6 +330,9 @@ func checkKeys(path string, v any, t reflect.Type, unknown *[]string) {
 				p = path + "." + k
 			}
 			ft, ok := fields[k]
+			if !ok && t == reflect.TypeFor[Config]() && cloudflareOnly[k] {
+				continue // accepted, and named in one warning
+			}
 			if !ok {
 				*unknown = append(*unknown, p)
 				continue
@@ -338,8 +347,17 @@ func checkKeys(path string, v any, t reflect.Type, unknown *[]string) {
 		for i, e := range arr {
 			checkKeys(fmt.Sprintf("%s[%d]", path, i), e, t.Elem(), unknown)
 		}
+	case reflect.Map:
+		// env.<name> sections are checked as configs of their own. Other
+		// maps (vars) hold user data: any key goes.
+		obj, ok := v.(map[string]any)
+		if !ok || t.Elem().Kind() != reflect.Struct {
+			return
+		}
+		for _, k := range sortedKeys(obj) {
+			checkKeys(path+"."+k, obj[k], t.Elem(), unknown)
+		}
 	}
-	// Maps (vars) hold user data: any key goes.
 }
 
 // jsonFields maps each JSON key of struct type t to its field type. The
@@ -360,7 +378,7 @@ func jsonFields(t reflect.Type) map[string]reflect.Type {
 func acceptedKeys() []string {
 	var keys []string
 	for k := range jsonFields(reflect.TypeFor[Config]()) {
-		if k != "$schema" {
+		if k != "$schema" && k != "env" {
 			keys = append(keys, k)
 		}
 	}
@@ -396,6 +414,17 @@ func (c *Config) validate(dir string, caps Capabilities) []string {
 		add("compatibility_date %q: want YYYY-MM-DD", c.CompatibilityDate)
 	}
 
+	for _, n := range c.EnvNames() {
+		if !workerName.MatchString(n) && !jsIdentifier.MatchString(n) {
+			add("env %q: use letters, digits, dashes and underscores", n)
+		}
+	}
+	if c.Assets != nil {
+		ps = append(ps, c.Assets.Validate(dir)...)
+		if b := c.Assets.Binding; b != "" && !jsIdentifier.MatchString(b) {
+			add("assets.binding %q is not a JavaScript identifier", b)
+		}
+	}
 	ps = append(ps, c.validateMigrations()...)
 	ps = append(ps, c.validateBindings()...)
 	ps = append(ps, c.validateServed(caps)...)
@@ -531,6 +560,9 @@ func (c *Config) validateBindings() []string {
 		bind(at, r.Binding)
 		if r.BucketName == "" {
 			add(`%s (binding %s): "bucket_name" is required`, at, r.Binding)
+		} else if !r2BucketName.MatchString(r.BucketName) {
+			// Wrangler's check and text (bucketFormatMessage).
+			add(`%s.bucket_name=%q is invalid. Bucket names must begin and end with an alphanumeric character, only contain lowercase letters, numbers, and hyphens, and be between 3 and 63 characters long.`, at, r.BucketName)
 		}
 	}
 	for i, p := range c.Queues.Producers {

@@ -59,7 +59,9 @@ func TestParseConfig_Errors(t *testing.T) {
 	for _, tc := range []struct {
 		name, src, want string
 	}{
-		{"unknown top-level key", `{"name":"w","main":"i.js","routes":[]}`, `wrangler.jsonc: unknown key "routes"`},
+		{"unknown top-level key", `{"name":"w","main":"i.js","servicez":[]}`, `wrangler.jsonc: unknown key "servicez"`},
+		{"unknown key in an env", `{"name":"w","env":{"staging":{"routez":1}}}`, `wrangler.jsonc: unknown key "env.staging.routez"`},
+		{"env inside an env", `{"name":"w","env":{"staging":{"env":{}}}}`, `wrangler.jsonc: unknown key "env.staging.env"`},
 		{"unknown nested key", `{"name":"w","durable_objects":{"bindings":[{"name":"A","class_name":"A","environment":"prod"}]}}`,
 			`wrangler.jsonc: unknown key "durable_objects.bindings[0].environment"`},
 		{"key in the wrong case", `{"Name":"w"}`, `wrangler.jsonc: unknown key "Name"`},
@@ -134,6 +136,10 @@ func TestLoadConfig_Validation(t *testing.T) {
 			deploy.Capabilities{}, `binding kind kv_namespaces (binding KV) is not served by this celld yet`},
 		{"r2 not served", `{"name":"w","main":"src/index.js","r2_buckets":[{"binding":"B","bucket_name":"assets"}]}`,
 			deploy.Capabilities{}, `binding kind r2_buckets (binding B) is not served by this celld yet`},
+		{"r2 bad bucket name", `{"name":"w","main":"src/index.js","r2_buckets":[{"binding":"B","bucket_name":"Assets_1"}]}`,
+			deploy.Capabilities{R2: true}, `r2_buckets[0].bucket_name="Assets_1" is invalid. Bucket names must begin and end with an alphanumeric character`},
+		{"r2 served", `{"name":"w","main":"src/index.js","r2_buckets":[{"binding":"B","bucket_name":"assets"}]}`,
+			deploy.Capabilities{R2: true}, ""},
 		{"queue producer not served", `{"name":"w","main":"src/index.js","queues":{"producers":[{"binding":"Q","queue":"jobs"}]}}`,
 			deploy.Capabilities{}, `binding kind queues.producers (binding Q) is not served by this celld yet`},
 		{"queue consumer not served", `{"name":"w","main":"src/index.js","queues":{"consumers":[{"queue":"jobs","max_batch_size":10,"max_batch_timeout":5,"max_retries":3,"dead_letter_queue":"dlq"}]}}`,
@@ -197,9 +203,11 @@ func TestLoadConfig_Files(t *testing.T) {
 	}{
 		{"jsonc", map[string]string{"wrangler.jsonc": `{"name":"w","main":"i.js"}`, "i.js": ""}, ""},
 		{"json", map[string]string{"wrangler.json": `{"name":"w","main":"i.js"}`, "i.js": ""}, ""},
-		{"neither", map[string]string{"i.js": ""}, "no wrangler.jsonc or wrangler.json in"},
-		{"toml only", map[string]string{"wrangler.toml": `name = "w"`}, "wrangler.toml: TOML config is not supported"},
-		{"both", map[string]string{"wrangler.json": `{}`, "wrangler.jsonc": `{}`}, "both wrangler.jsonc and wrangler.json exist"},
+		{"toml", map[string]string{"wrangler.toml": "name = \"w\"\nmain = \"i.js\"\n", "i.js": ""}, ""},
+		{"neither", map[string]string{"i.js": ""}, "no wrangler.jsonc, wrangler.json or wrangler.toml in"},
+		{"toml is validated", map[string]string{"wrangler.toml": `name = "w"`}, `wrangler.toml: "main" is required`},
+		{"both", map[string]string{"wrangler.json": `{}`, "wrangler.jsonc": `{}`}, "wrangler.jsonc and wrangler.json exist"},
+		{"json and toml", map[string]string{"wrangler.json": `{}`, "wrangler.toml": ``}, "wrangler.json and wrangler.toml exist"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := deploy.LoadConfig(project(t, tc.files), deploy.Capabilities{})

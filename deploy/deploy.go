@@ -19,6 +19,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/celldgo/celld/assets"
 	"github.com/celldgo/celld/bucket"
 )
 
@@ -43,6 +44,13 @@ type Options struct {
 	// but writes nothing (the store may then be nil).
 	DryRun bool
 
+	// Env selects the config's env.<name> section ("": the top level).
+	Env string
+
+	// SourceMaps bundles with an inline source map (celld dev): stack
+	// traces then name the project's files and lines.
+	SourceMaps bool
+
 	// Capabilities are the binding kinds the runtime serves; a configured
 	// binding of another kind stops the deploy. The zero value serves
 	// vars and Durable Objects only. The CLI passes Served().
@@ -56,7 +64,10 @@ type Result struct {
 	Prefix    string   // key prefix of the version's objects, e.g. "deploy/w/0123abcd…/"
 	DryRun    bool     // nothing was written
 	Unchanged bool     // the version was already live: nothing was written
-	Warnings  []string // from the bundler, "file:line:column: text"
+	Warnings  []string // from the config and the bundler, "file:line:column: text"
+	Secrets   []string // the secret names recorded (never values)
+	Assets    int      // asset files in the version
+	Uploaded  assets.Uploaded
 }
 
 // Build is a project that has been validated and bundled, ready to publish.
@@ -65,30 +76,65 @@ type Build struct {
 	Manifest Manifest // Version is set
 	Code     []byte   // the bundle: CommonJS, to be wrapped by the host
 	Warnings []string
+	Assets   *assets.Scanned // nil: the project has no assets
 }
 
 // BuildProject reads, validates and bundles the project in dir. It touches
 // no bucket.
 func BuildProject(dir string, caps Capabilities) (*Build, error) {
-	cfg, err := LoadConfig(dir, caps)
+	return BuildProjectEnv(dir, "", caps)
+}
+
+// BuildProjectEnv is BuildProject for the named environment env.
+func BuildProjectEnv(dir, env string, caps Capabilities) (*Build, error) {
+	return buildProject(dir, Options{Env: env, Capabilities: caps})
+}
+
+func buildProject(dir string, o Options) (*Build, error) {
+	cfg, err := LoadConfigEnv(dir, o.Env, o.Capabilities)
 	if err != nil {
 		return nil, err
 	}
-	b, err := Bundle(dir, cfg.Main)
+	bundleFn := BundleNode
+	if o.SourceMaps || cfg.UploadSourceMaps {
+		bundleFn = BundleWithSourceMap
+	}
+	b, err := bundleFn(dir, cfg.Main, NodeCompat(cfg.CompatibilityDate, cfg.CompatibilityFlags))
 	if err != nil {
 		return nil, err
 	}
 	m := NewManifest(cfg)
+	scanned, err := scanAssets(dir, cfg, &m)
+	if err != nil {
+		return nil, err
+	}
 	m.Version = Version(m, b.Code)
-	return &Build{Config: cfg, Manifest: m, Code: b.Code, Warnings: b.Warnings}, nil
+	warnings := b.Warnings
+	if w := cfg.IgnoredWarning(); w != "" {
+		warnings = append([]string{w}, warnings...)
+	}
+	warnings = append(append([]string(nil), cfg.Notes...), warnings...)
+	return &Build{Config: cfg, Manifest: m, Code: b.Code, Warnings: warnings, Assets: scanned}, nil
 }
 
 // Deploy builds the project in dir and, unless o.DryRun, publishes it to s
 // and makes it the fleet's live deployment.
 func Deploy(ctx context.Context, s bucket.Store, dir string, o Options) (Result, error) {
-	b, err := BuildProject(dir, o.Capabilities)
+	b, err := buildProject(dir, o)
 	if err != nil {
 		return Result{}, err
+	}
+	if s != nil {
+		// The secrets' names and generation (never values) are part of
+		// the version: a node reads the values when it loads it.
+		sec, _, err := ReadSecrets(ctx, s, b.Manifest.ScriptName)
+		if err != nil {
+			return Result{}, err
+		}
+		if names := sec.Names(); len(names) > 0 {
+			b.Manifest.Secrets, b.Manifest.SecretsGeneration = names, sec.Generation
+			b.Manifest.Version = Version(b.Manifest, b.Code)
+		}
 	}
 	r := Result{
 		Worker:   b.Manifest.ScriptName,
@@ -96,12 +142,24 @@ func Deploy(ctx context.Context, s bucket.Store, dir string, o Options) (Result,
 		Prefix:   VersionPrefix(b.Manifest.ScriptName, b.Manifest.Version),
 		DryRun:   o.DryRun,
 		Warnings: b.Warnings,
+		Secrets:  b.Manifest.Secrets,
+	}
+	if b.Assets != nil {
+		r.Assets = len(b.Assets.Index.Files)
 	}
 	if o.DryRun {
 		return r, nil
 	}
 	if s == nil {
 		return r, errors.New("deploy: no store")
+	}
+	if b.Assets != nil {
+		// Bodies, then the index, then (Publish) the manifest that names
+		// it and the pointer: a node never sees an index whose bodies are
+		// missing, nor a manifest whose index is.
+		if r.Uploaded, err = assets.Upload(ctx, s, b.Assets, r.Prefix+assets.IndexName); err != nil {
+			return r, err
+		}
 	}
 	p, err := Publish(ctx, s, b.Manifest.ScriptName, b.Manifest, b.Code)
 	if err != nil {

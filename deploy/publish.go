@@ -48,6 +48,22 @@ type Manifest struct {
 	R2Buckets          []R2Bucket             `json:"r2_buckets,omitempty"`
 	Queues             *Queues                `json:"queues,omitempty"`
 	Triggers           *Triggers              `json:"triggers,omitempty"`
+	Assets             *ManifestAssets        `json:"assets,omitempty"`
+	// Secrets are the names (never the values) of the fleet's secrets
+	// for this Worker when it was deployed; nodes read the values from
+	// the bucket (secrets.go).
+	Secrets []string `json:"secrets,omitempty"`
+	// SecretsGeneration is the secrets object's generation when the
+	// version was made: a changed secret makes a new version.
+	SecretsGeneration string `json:"secrets_generation,omitempty"`
+}
+
+// ManifestAssets says where a version's asset index is (IndexName under
+// the version prefix), its SHA-256, and the env binding that fetches
+// assets ("" for none).
+type ManifestAssets struct {
+	Index   string `json:"index_sha256"`
+	Binding string `json:"binding,omitempty"`
 }
 
 // ManifestDurableObjects is the manifest's view of Durable Objects: the

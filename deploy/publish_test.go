@@ -165,8 +165,8 @@ func TestDeploy_BadProjectWritesNothing(t *testing.T) {
 		want  string
 	}{
 		{"unknown key", map[string]string{
-			"wrangler.jsonc": `{"name":"w","main":"index.js","routes":["example.com/*"]}`, "index.js": "export default {}"},
-			`wrangler.jsonc: unknown key "routes"`},
+			"wrangler.jsonc": `{"name":"w","main":"index.js","routez":["example.com/*"]}`, "index.js": "export default {}"},
+			`wrangler.jsonc: unknown key "routez"`},
 		{"syntax error", map[string]string{
 			"wrangler.jsonc": `{"name":"w","main":"index.js"}`, "index.js": "export default {\n  fetch() { return 1 +* 2 }\n}\n"},
 			`index.js:2:23: Unexpected "*"`},
@@ -209,8 +209,9 @@ func TestDeploy_DryRun(t *testing.T) {
 	if !dry.DryRun || dry.Worker != "my-worker" || dry.Version == "" {
 		t.Errorf("dry run result %+v", dry)
 	}
-	if n := s.total(); n != 0 {
-		t.Errorf("dry run made %d store calls", n)
+	// A dry run reads the secrets' names (one get) and writes nothing.
+	if n, gets := s.total(), s.count("get"); n != gets || gets > 1 {
+		t.Errorf("dry run made %d store calls, %d of them gets", n, gets)
 	}
 	if _, err := deploy.Deploy(ctx, nil, dir, deploy.Options{DryRun: true}); err != nil {
 		t.Errorf("dry run without a store: %v", err)

@@ -8,18 +8,27 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"sort"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 )
 
 // Peer requests between nodes are signed with the fleet secret
 // (fleet/peer-auth.json). A request carries the protocol version, the
-// sending node, a timestamp (bounded skew), a nonce (refused if seen again
-// within the window), the SHA-256 of its body and an HMAC-SHA256 over all
-// of them with the method and path.
+// sending node, a timestamp (bounded skew), a nonce (32 hex digits, refused
+// if seen again within the window), the SHA-256 of its body and an
+// HMAC-SHA256 over the method, the path and query, and every Celld-*
+// header but the signature itself — so a header that changes what the
+// receiver does (the object name, the hop count, whatever a later route
+// adds) cannot be altered or added after signing.
+//
+// Protocol 2 extended the MAC from the fixed peer headers to every Celld-*
+// header; nodes of protocol 1 and 2 refuse each other's requests by
+// version, with a message that says so.
 const (
-	PeerProtocol = "1"
+	PeerProtocol = "2"
 
 	HeaderPeerVersion   = "Celld-Peer-Version"
 	HeaderPeerNode      = "Celld-Peer-Node"
@@ -60,11 +69,30 @@ func (s *Signer) Sign(req *http.Request, body []byte) {
 	h.Set(HeaderPeerSignature, peerMAC(s.Secret, req))
 }
 
+// peerMAC is the HMAC of req's method, path and query, and its Celld-*
+// headers but the signature, in canonical name order, each value of a
+// header in order, every field length-prefixed so no two requests encode
+// alike.
 func peerMAC(secret []byte, req *http.Request) string {
 	m := hmac.New(sha256.New, secret)
-	h := req.Header
-	fmt.Fprintf(m, "%s\n%s\n%s\n%s\n%s\n%s\n%s", h.Get(HeaderPeerVersion), h.Get(HeaderPeerNode), req.Method,
-		req.URL.RequestURI(), h.Get(HeaderPeerTime), h.Get(HeaderPeerNonce), h.Get(HeaderPeerBody))
+	field := func(s string) { fmt.Fprintf(m, "%d:%s\n", len(s), s) }
+	field(req.Method)
+	field(req.URL.RequestURI())
+	names := make([]string, 0, 8)
+	for name := range req.Header {
+		if strings.HasPrefix(name, "Celld-") && name != HeaderPeerSignature {
+			names = append(names, name)
+		}
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		field(name)
+		vals := req.Header[name]
+		field(strconv.Itoa(len(vals)))
+		for _, v := range vals {
+			field(v)
+		}
+	}
 	return hex.EncodeToString(m.Sum(nil))
 }
 
@@ -119,8 +147,8 @@ func (v *Verifier) Verify(req *http.Request, body []byte) error {
 		return fmt.Errorf("%w: timestamp %d ms away from this node's clock (at most %v allowed)", ErrPeerAuth, d, skew)
 	}
 	nonce := h.Get(HeaderPeerNonce)
-	if len(nonce) != 32 {
-		return fmt.Errorf("%w: malformed nonce", ErrPeerAuth)
+	if _, err := hex.DecodeString(nonce); err != nil || len(nonce) != 32 || strings.ToLower(nonce) != nonce {
+		return fmt.Errorf("%w: malformed nonce (want 32 lowercase hex digits)", ErrPeerAuth)
 	}
 	v.mu.Lock()
 	defer v.mu.Unlock()
@@ -149,4 +177,7 @@ const PeerCellCallPath = "/peer/v1/cell/call"
 // PeerCellError is the body of a 422 from PeerCellCallPath.
 type PeerCellError struct {
 	Error string `json:"error"`
+	// Code classifies the refusal when the handler named its class (D1's
+	// "D1_ERROR"…); older nodes leave it out.
+	Code string `json:"code,omitempty"`
 }

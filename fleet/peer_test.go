@@ -51,6 +51,39 @@ func TestPeer_SignVerify(t *testing.T) {
 			r.Header.Set(HeaderPeerVersion, "9")
 			return r, []byte("x")
 		}, "protocol version"},
+		{"object name altered after signing", func() (*http.Request, []byte) {
+			r, _ := http.NewRequest("POST", "http://10.0.0.1:8081/peer/v2/object/call?class=C&id=1", nil)
+			r.Header.Set("Celld-Object-Name", "alice")
+			s.Sign(r, nil)
+			r.Header.Set("Celld-Object-Name", "mallory")
+			return r, nil
+		}, "bad signature"},
+		{"hop count altered after signing", func() (*http.Request, []byte) {
+			r, _ := http.NewRequest("POST", "http://10.0.0.1:8081/peer/v2/object/call?class=C&id=1", nil)
+			r.Header.Set("Celld-Peer-Hops", "1")
+			s.Sign(r, nil)
+			r.Header.Set("Celld-Peer-Hops", "0")
+			return r, nil
+		}, "bad signature"},
+		{"header added after signing", func() (*http.Request, []byte) {
+			r := signed(t, s, "x")
+			r.Header.Set("Celld-Object-Name", "mallory")
+			return r, []byte("x")
+		}, "bad signature"},
+		{"second value added after signing", func() (*http.Request, []byte) {
+			r, _ := http.NewRequest("POST", "http://10.0.0.1:8081/peer/v2/object/call", nil)
+			r.Header.Set("Celld-Peer-Hops", "1")
+			s.Sign(r, nil)
+			r.Header.Add("Celld-Peer-Hops", "1")
+			return r, nil
+		}, "bad signature"},
+		{"nonce not hex", func() (*http.Request, []byte) {
+			r, _ := http.NewRequest("POST", "http://10.0.0.1:8081/peer/v2/x", nil)
+			s.Sign(r, nil)
+			r.Header.Set(HeaderPeerNonce, strings.Repeat("zz", 16))
+			r.Header.Set(HeaderPeerSignature, peerMAC(secret, r)) // even correctly signed
+			return r, nil
+		}, "malformed nonce"},
 		{"unsigned", func() (*http.Request, []byte) {
 			r, _ := http.NewRequest("POST", "http://x/peer/v1/call", nil)
 			r.Header.Set(HeaderPeerVersion, PeerProtocol)

@@ -53,12 +53,19 @@ var _ cell.Handler = Handle
 // request, runs it on the namespace's database and encodes the answer. A
 // request that writes several pairs is one transaction. A refused request
 // returns an *Error whose text is workerd's.
-func Handle(db *cell.DB, req []byte) ([]byte, error) {
+func Handle(db *cell.DB, req []byte) ([]byte, error) { return handle(db, req, now().Unix()) }
+
+// HandleAt is Handle on another clock than the package's (a test's),
+// which decides what has expired.
+func HandleAt(clock func() time.Time) cell.Handler {
+	return func(db *cell.DB, req []byte) ([]byte, error) { return handle(db, req, clock().Unix()) }
+}
+
+func handle(db *cell.DB, req []byte, nowSec int64) ([]byte, error) {
 	var r request
 	if err := json.Unmarshal(req, &r); err != nil {
 		return nil, fmt.Errorf("decode kv request: %w", err)
 	}
-	nowSec := now().Unix()
 	var a answer
 	var err error
 	switch r.Op {

@@ -172,3 +172,7 @@ func canonicalJSON(raw []byte) ([]byte, error) {
 	}
 	return out.Bytes(), nil
 }
+
+// JSON is the page as the binding's list() resolves it (JSON text,
+// HTML characters unescaped).
+func (r ListResult) JSON() ([]byte, error) { return encode(r) }

@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/celldgo/celld/assets"
 	"github.com/celldgo/celld/bucket"
 	"github.com/celldgo/celld/deploy"
 	"github.com/celldgo/celld/worker"
@@ -15,8 +16,9 @@ import (
 
 // app is one loaded deployment: its manifest and a runtime for it.
 type app struct {
-	dep *deploy.Deployment
-	rt  *worker.Runtime
+	dep    *deploy.Deployment
+	rt     *worker.Runtime
+	assets *assets.Router // nil: no assets
 }
 
 // apps tracks the fleet's live deployment: it loads deploy/current.json,
@@ -27,8 +29,14 @@ type apps struct {
 	log     *slog.Logger
 	objects *objects // Durable Object host
 
-	mu  sync.Mutex
-	cur *app
+	assetCache *assets.Cache
+	// onLoadError, when set, hears once of each deployment that failed to
+	// load (the previous one keeps serving).
+	onLoadError func(version string, err error)
+
+	mu     sync.Mutex
+	cur    *app
+	failed string // ETag of the current.json whose deployment failed to load
 }
 
 // current returns the live app, or nil when nothing is deployed.
@@ -50,6 +58,12 @@ func (a *apps) refresh(ctx context.Context) error {
 	if cur := a.current(); cur != nil && cur.dep.ETag == obj.ETag {
 		return nil
 	}
+	a.mu.Lock()
+	failed := a.failed == obj.ETag
+	a.mu.Unlock()
+	if failed {
+		return nil // reported once; the previous version keeps serving
+	}
 	dep, err := deploy.Current(ctx, a.store)
 	if err != nil {
 		return err
@@ -60,8 +74,16 @@ func (a *apps) refresh(ctx context.Context) error {
 		a.mu.Unlock()
 		return nil
 	}
-	next, err := a.load(dep)
+	next, err := a.load(ctx, dep)
 	if err != nil {
+		if a.current() != nil && !errors.Is(err, bucket.ErrUnavailable) {
+			a.mu.Lock()
+			a.failed = obj.ETag
+			a.mu.Unlock()
+			if a.onLoadError != nil {
+				a.onLoadError(dep.Manifest.Version, err)
+			}
+		}
 		return err
 	}
 	a.mu.Lock()
@@ -75,21 +97,31 @@ func (a *apps) refresh(ctx context.Context) error {
 	return nil
 }
 
-func (a *apps) load(dep *deploy.Deployment) (*app, error) {
+func (a *apps) load(ctx context.Context, dep *deploy.Deployment) (*app, error) {
 	script, err := worker.Compile(dep.Manifest.ScriptName+"/"+dep.Manifest.Main, dep.Code)
 	if err != nil {
 		return nil, fmt.Errorf("compile %s version %s: %w", dep.Manifest.ScriptName, dep.Manifest.Version, err)
 	}
-	cfg := worker.Config{Vars: dep.Manifest.Vars, Logger: a.log}
+	vars, err := a.withSecrets(ctx, dep)
+	if err != nil {
+		return nil, err
+	}
+	cfg := worker.Config{Vars: vars, Logger: a.log,
+		Node:           nodeMode(deploy.NodeCompat(dep.Manifest.CompatibilityDate, dep.Manifest.CompatibilityFlags)),
+		NodeProcessEnv: deploy.NodeProcessEnv(dep.Manifest.CompatibilityDate, dep.Manifest.CompatibilityFlags)}
 	if a.objects != nil {
 		a.objects.configure(&cfg, dep)
 		cfg.Bindings = a.objects.dataBindings(dep)
+	}
+	router, err := a.loadAssets(ctx, dep, &cfg)
+	if err != nil {
+		return nil, err
 	}
 	rt, err := worker.New(script, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("start %s version %s: %w", dep.Manifest.ScriptName, dep.Manifest.Version, err)
 	}
-	ap := &app{dep: dep, rt: rt}
+	ap := &app{dep: dep, rt: rt, assets: router}
 	if a.objects != nil {
 		a.objects.use(ap)
 	}
@@ -121,4 +153,39 @@ func (a *apps) watch(ctx context.Context, every time.Duration) {
 			cancel()
 		}
 	}
+}
+
+// nodeMode is the runtime's name for a deployment's Node.js compatibility.
+func nodeMode(m deploy.NodeMode) worker.NodeMode {
+	switch m {
+	case deploy.NodeALS:
+		return worker.NodeALS
+	case deploy.NodeV1:
+		return worker.NodeV1
+	case deploy.NodeV2:
+		return worker.NodeV2
+	}
+	return worker.NodeOff
+}
+
+// withSecrets returns the deployment's vars with its secrets added (a
+// secret wins over a var of the same name, as on Cloudflare). The values
+// are read from the bucket when the version loads; they are never
+// logged.
+func (a *apps) withSecrets(ctx context.Context, dep *deploy.Deployment) (map[string]any, error) {
+	if len(dep.Manifest.Secrets) == 0 {
+		return dep.Manifest.Vars, nil
+	}
+	sec, _, err := deploy.ReadSecrets(ctx, a.store, dep.Manifest.ScriptName)
+	if err != nil {
+		return nil, err
+	}
+	vars := make(map[string]any, len(dep.Manifest.Vars)+len(sec.Values))
+	for k, v := range dep.Manifest.Vars {
+		vars[k] = v
+	}
+	for k, v := range sec.Values {
+		vars[k] = v
+	}
+	return vars, nil
 }

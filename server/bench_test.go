@@ -239,6 +239,10 @@ func benchKind(key string) string {
 		return "own.json"
 	case strings.Contains(key, "/ltx/") || strings.HasSuffix(key, "/ltx"):
 		return "ltx"
+	case strings.HasPrefix(key, "wake/entries/"):
+		return "wake-entry"
+	case strings.HasPrefix(key, "wake/"):
+		return "wake-other"
 	case strings.HasPrefix(key, core.NodesPrefix):
 		return "lease"
 	default:

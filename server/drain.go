@@ -15,6 +15,7 @@ import (
 	"github.com/celldgo/celld/bucket"
 	"github.com/celldgo/celld/fleet"
 	"github.com/celldgo/celld/fleet/core"
+	"github.com/celldgo/celld/host"
 	"github.com/celldgo/celld/server/api"
 	"github.com/celldgo/celld/worker"
 )
@@ -29,14 +30,13 @@ import (
 
 // drainState is the drain's progress, read by /state.
 type drainState struct {
-	active    atomic.Bool
-	preserve  bool // set before active
-	started   time.Time
-	deadline  time.Time
-	cells     atomic.Int64 // resident or activating when the drain began
-	released  atomic.Int64
-	restoring atomic.Int32  // activations rebuilding from the bucket (any time)
-	sem       chan struct{} // one slot per release in flight (CELLD_RELEASES)
+	active   atomic.Bool
+	preserve bool // set before active
+	started  time.Time
+	deadline time.Time
+	cells    atomic.Int64 // resident or activating when the drain began
+	released atomic.Int64
+	sem      chan struct{} // one slot per release in flight (CELLD_RELEASES)
 }
 
 // fromPeerKey marks the context of a request a peer or a command sent.
@@ -108,7 +108,7 @@ func (o *objects) drainRoute(ctx context.Context, name string) error {
 func (o *objects) counts() api.Counters {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	c := api.Counters{Occupied: len(o.residents), Activating: len(o.activating), Restoring: int(o.drain.restoring.Load())}
+	c := api.Counters{Occupied: len(o.residents), Activating: len(o.activating), Restoring: o.host.Restoring()}
 	c.Releasing = len(o.releasing)
 	c.ClientWebSockets = o.ws.Open()
 	c.Evicting = len(o.stopping) - c.Releasing
@@ -128,22 +128,22 @@ func (o *objects) cells() []api.Cell {
 	out := make([]api.Cell, 0, len(o.residents)+len(o.activating)+len(o.stopping))
 	now := time.Now()
 	for _, r := range o.residents {
-		st := r.repl.Stats()
-		out = append(out, api.Cell{Cell: r.cell, Phase: "owned", Epoch: r.owner.Epoch,
+		st := r.hc.Stats()
+		out = append(out, api.Cell{Cell: r.cell, Phase: string(r.hc.Phase()), Epoch: r.hc.Epoch(),
 			IdleMS: now.Sub(time.Unix(0, r.lastUsed.Load())).Milliseconds(), Inflight: int(r.inflight.Load()),
 			Hibernating: r.obj != nil && r.obj.Hibernating(), WebSockets: r.sockets(),
 			Replication: &api.Replication{CapturedTXID: st.Captured, DurableTXID: st.Durable, Segments: st.Segments,
 				Merges: st.Merges, Snapshots: st.Snapshots, Bytes: st.Bytes, Retries: st.Retries}})
 	}
 	for name := range o.activating {
-		out = append(out, api.Cell{Cell: name, Phase: "activating"})
+		out = append(out, api.Cell{Cell: name, Phase: string(host.PhaseActivating)})
 	}
 	for name := range o.stopping {
-		phase := "evicting"
+		phase := host.PhaseEvicting
 		if o.releasing[name] {
-			phase = "releasing"
+			phase = host.PhaseReleasing
 		}
-		out = append(out, api.Cell{Cell: name, Phase: phase})
+		out = append(out, api.Cell{Cell: name, Phase: string(phase)})
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Cell < out[j].Cell })
 	return out
@@ -162,6 +162,11 @@ func (o *objects) beginDrain(preserve bool, timeout time.Duration, releases int)
 	o.drain.deadline = o.drain.started.Add(timeout)
 	o.drain.cells.Store(int64(len(o.residents) + len(o.activating)))
 	o.drain.active.Store(true)
+	if o.waker != nil {
+		// A draining node wakes nothing: hand the waker role on now, so a
+		// peer picks up the alarms of the cells this drain releases.
+		go o.waker.Resign(context.Background())
+	}
 	return true
 }
 
@@ -245,6 +250,7 @@ func (n *node) state() api.State {
 		Health: "ok", Counters: o.counts(), Cells: o.cells(),
 		UptimeMS: time.Since(n.started).Milliseconds(), LeaseExpiresMS: fn.Expires().UnixMilli(), NowMS: time.Now().UnixMilli(),
 	}
+	o.alarmState(&st)
 	if o.drain.active.Load() {
 		st.Draining, st.Health, st.Mode = true, "draining", "handoff"
 		if o.drain.preserve {

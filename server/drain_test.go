@@ -20,6 +20,7 @@ import (
 	"github.com/celldgo/celld/cell"
 	"github.com/celldgo/celld/fleet"
 	"github.com/celldgo/celld/fleet/core"
+	"github.com/celldgo/celld/host"
 	"github.com/celldgo/celld/server/api"
 )
 
@@ -114,7 +115,7 @@ func startDrainNode(t *testing.T, store bucket.Store, name string, tweak func(*O
 	o := Options{
 		Store: store, Node: name, Listen: "127.0.0.1:0", InternalListen: "127.0.0.1:0", Version: "test",
 		TTL: 10 * time.Second, StateDir: filepath.Join(t.TempDir(), "state"), Logger: slog.New(slog.DiscardHandler),
-		Builtins: map[string]cell.Handler{"note": noteHandler},
+		Builtins: []host.Kind{{Name: "note", Handler: noteHandler}},
 		OnReady:  func(pub, in string) { ready <- testNode{public: "http://" + pub, internal: "http://" + in} },
 	}
 	if tweak != nil {

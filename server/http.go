@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"strings"
 
 	"github.com/celldgo/celld/worker"
 )
@@ -73,6 +74,9 @@ func (s *node) serveWorker(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "no Worker deployed: run celld deploy", http.StatusServiceUnavailable)
 		return
 	}
+	if s.serveAssets(w, r, ap) {
+		return
+	}
 	req, err := toWorkerRequest(r)
 	if err != nil {
 		http.Error(w, err.Error(), http.StatusRequestEntityTooLarge)
@@ -101,6 +105,10 @@ func (s *node) serveWorker(w http.ResponseWriter, r *http.Request) {
 	}
 	if resp.WebSocket != nil {
 		s.serveWebSocket(w, r, resp)
+		return
+	}
+	if resp.Uncaught && s.opts.Dev != nil && s.opts.Dev.HTMLErrors && strings.Contains(r.Header.Get("Accept"), "text/html") {
+		writeDevErrorPage(w, r, resp.Exception)
 		return
 	}
 	writeWorkerResponse(r.Context(), w, resp)

@@ -7,7 +7,6 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
-	"os"
 	"path/filepath"
 	"sync"
 	"sync/atomic"
@@ -17,16 +16,20 @@ import (
 	"github.com/celldgo/celld/cell"
 	"github.com/celldgo/celld/deploy"
 	"github.com/celldgo/celld/fleet"
+	"github.com/celldgo/celld/host"
+	"github.com/celldgo/celld/wake"
 	"github.com/celldgo/celld/worker"
 )
 
 // objects hosts Durable Object cells on this node: it activates a cell
-// through fleet.Acquire (epoch + 1), opens its SQLite file, starts the
-// object on the live deployment's runtime, and stops it when idle, when
-// ownership ends, or when the deployment changes.
+// through the cell host (epoch + 1, restore, replicate, output gate),
+// starts the object on the live deployment's runtime, and stops it when
+// idle, when ownership ends, or when the deployment changes. The policy
+// of which cells stay resident is here; a cell's life is package host's.
 type objects struct {
 	store    bucket.Store
 	fleet    *fleet.Node
+	host     *host.Host
 	stateDir string
 	idle     time.Duration
 	max      int // resident cells allowed (0: no limit)
@@ -40,8 +43,8 @@ type objects struct {
 	log       *slog.Logger
 
 	peer *peer // set once the peer secret is known
-	// builtins run built-in cells, by kind ("d1", "kv").
-	builtins map[string]cell.Handler
+	// builtins are the built-in cell kinds hosted here ("d1", "kv").
+	builtins *host.Registry
 
 	mu         sync.Mutex
 	remotes    map[string]remoteEntry // cells owned by live peers, briefly cached
@@ -52,7 +55,12 @@ type objects struct {
 	releasing  map[string]bool // the stopping cells a drain is releasing
 
 	drain drainState
-	ws    wsCount // client WebSockets (websocket.go)
+
+	wake        *wake.Publisher // wake entries of alarms (nil: none)
+	waker       *wake.Waker
+	alarmsFired atomic.Int64
+	late        lateness // alarms.go
+	ws          wsCount // client WebSockets (websocket.go)
 }
 
 var _ worker.ObjectHost = (*objects)(nil)
@@ -71,17 +79,12 @@ type resident struct {
 	cell, class, id string
 	app             *app
 	obj             *worker.Object // nil for a built-in cell
-	bi              *builtinCell   // set for a built-in cell
-	db              *cell.DB
-	repl            *cell.Replicator
-	owner           *fleet.Owner
-	o               *objects
-	lastUsed        atomic.Int64  // unix nanos
-	inflight        atomic.Int32  //
-	confirmed       atomic.Uint64 // highest TXID whose output gate passed
+	bi              *host.Builtin  // set for a built-in cell
+	hc              *host.Cell
+	lastUsed        atomic.Int64 // unix nanos
+	inflight        atomic.Int32 //
 
-	roundMu sync.Mutex
-	round   *confirmRound // the ownership re-read in flight, if any
+	alarm residentAlarm // alarms.go
 }
 
 type activation struct {
@@ -91,7 +94,7 @@ type activation struct {
 }
 
 func newObjects(store bucket.Store, f *fleet.Node, stateDir string, idle time.Duration, log *slog.Logger) *objects {
-	return &objects{store: store, fleet: f, stateDir: stateDir, idle: idle, log: log,
+	return &objects{store: store, fleet: f, host: host.New(store, f, log), stateDir: stateDir, idle: idle, log: log,
 		residents: map[string]*resident{}, activating: map[string]*activation{}, stopping: map[string]chan struct{}{}, releasing: map[string]bool{},
 		remotes: map[string]remoteEntry{}}
 }
@@ -179,7 +182,7 @@ func (o *objects) local(ctx context.Context, class, id string) (worker.ObjectHan
 	name := class + ":" + id
 	for {
 		o.mu.Lock()
-		if r := o.residents[name]; r != nil && (r.bi != nil || r.app == o.app) && r.owner.Context().Err() == nil {
+		if r := o.residents[name]; r != nil && (r.bi != nil || r.app == o.app) && r.hc.Context().Err() == nil {
 			o.mu.Unlock()
 			if o.drain.active.Load() && fromPeer(ctx) {
 				return nil, o.handOff(ctx, r)
@@ -241,92 +244,52 @@ func (o *objects) local(ctx context.Context, class, id string) (worker.ObjectHan
 			return nil, a.err
 		}
 		go o.watch(a.r)
+		a.r.alarmReady()
 		return handle{a.r}, nil
 	}
 }
 
 func (o *objects) activate(ctx context.Context, ap *app, name, class, id string) (*resident, error) {
-	h := o.builtins[class]
-	if ap == nil && h == nil {
+	k, builtin := o.builtins.Kind(class)
+	if ap == nil && !builtin {
 		return nil, errors.New("no deployment")
 	}
-	path := filepath.Join(o.stateDir, class, id+".sqlite")
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return nil, fmt.Errorf("activate %s: %w", name, err)
-	}
-	// The restore from the head record (its reads, and applying what they
-	// bring) overlaps the ownership write; that work is wasted when a live
-	// peer owns the cell, so a cell recently found elsewhere skips it.
+	// The restore from the head record overlaps the ownership write; that
+	// work is wasted when a live peer owns the cell, so a cell recently
+	// found elsewhere skips it.
 	o.mu.Lock()
 	_, elsewhere := o.remotes[name]
 	o.mu.Unlock()
-	var pending *cell.PendingRestore
-	if !elsewhere {
-		pending = cell.PrepareRestore(ctx, o.store, name, path)
-	}
-	owner, err := o.fleet.Acquire(ctx, name)
+	path := filepath.Join(o.stateDir, class, id+".sqlite")
+	hc, err := o.host.Open(ctx, name, path, host.OpenOptions{Prefetch: !elsewhere})
 	if err != nil {
-		if pending != nil {
-			pending.Cancel()
-		}
 		return nil, fmt.Errorf("activate %s: %w", name, err)
 	}
-	fail := func(err error) (*resident, error) {
-		rctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		o.fleet.Release(rctx, name)
-		return nil, err
-	}
-	// The bucket is the truth: rebuild the file from the newest epoch's
-	// chain before the constructor runs.
-	o.drain.restoring.Add(1)
-	var info cell.RestoreInfo
-	if pending != nil {
-		info, err = pending.Restore(ctx, owner.Epoch, o.log)
-	} else {
-		info, err = cell.Restore(ctx, o.store, name, path)
-	}
-	o.drain.restoring.Add(-1)
+	r, err := o.start(ap, k.Handler, class, id, hc)
 	if err != nil {
-		return fail(fmt.Errorf("activate %s: restore: %w", name, err))
+		return nil, fmt.Errorf("activate %s: %w", name, err)
 	}
-	db, err := cell.Open(path)
-	if err != nil {
-		return fail(fmt.Errorf("activate %s: open %s: %w", name, path, err))
-	}
-	r, err := o.start(ap, h, name, class, id, owner, db, info)
-	if err != nil {
-		return fail(fmt.Errorf("activate %s: %w", name, err))
-	}
-	o.log.Debug("cell activated", "cell", name, "epoch", owner.Epoch)
+	o.log.Debug("cell activated", "cell", name, "epoch", hc.Epoch())
 	return r, nil
 }
 
-// start makes a resident of an owned cell whose database file is at from:
-// its replicator continues the chain at the owner's epoch, and its object
-// (a Durable Object on ap, or the built-in handler h) is started. On
-// failure db is closed; releasing the cell is the caller's.
-func (o *objects) start(ap *app, h cell.Handler, name, class, id string, owner *fleet.Owner, db *cell.DB, from cell.RestoreInfo) (*resident, error) {
-	repl, err := cell.NewReplicator(db, cell.ReplicatorConfig{Store: o.store, Cell: name, Epoch: owner.Epoch, From: from, Logger: o.log})
-	if err != nil {
-		db.Close()
-		return nil, err
-	}
-	r := &resident{cell: name, class: class, id: id, db: db, repl: repl, owner: owner, o: o}
+// start makes a resident of an open cell: its object (a Durable Object
+// on ap, or the built-in handler h) is started on the cell's database. On
+// failure the cell is stopped (and released).
+func (o *objects) start(ap *app, h cell.Handler, class, id string, hc *host.Cell) (*resident, error) {
+	r := &resident{cell: hc.Name(), class: class, id: id, hc: hc}
 	if h != nil {
-		r.bi = &builtinCell{h: h}
+		r.bi = hc.Serve(h)
 	} else {
-		obj, err := ap.rt.NewObject(class, id, db)
+		obj, err := ap.rt.NewObjectWith(class, id, hc.DB(), o.objectOptions(r))
 		if err != nil {
 			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 			defer cancel()
-			repl.Close(ctx)
-			db.Close()
+			hc.Stop(ctx, host.PhaseEvicting)
 			return nil, err
 		}
 		r.app, r.obj = ap, obj
 	}
-	r.confirmed.Store(from.TXID)
 	r.lastUsed.Store(nowNano())
 	return r, nil
 }
@@ -336,8 +299,8 @@ func (o *objects) start(ap *app, h cell.Handler, name, class, id string, owner *
 func (o *objects) watch(r *resident) {
 	var why string
 	select {
-	case <-r.owner.Context().Done():
-		why = context.Cause(r.owner.Context()).Error()
+	case <-r.hc.Context().Done():
+		why = context.Cause(r.hc.Context()).Error()
 	case <-r.objectDone():
 		why = "object stopped"
 	}
@@ -377,30 +340,20 @@ func (o *objects) stopOne(r *resident, why string) {
 	if err := r.closeObject(ctx); err != nil {
 		o.log.Warn("stop object", "cell", r.cell, "err", err)
 	}
+	r.stopAlarm()
 	// Everything committed goes to the bucket before the cell is
 	// released, so the next owner restores all of it.
-	closeErr := r.repl.Close(ctx)
-	if closeErr != nil {
-		o.log.Error("flush cell to the bucket", "cell", r.cell, "err", closeErr)
-	}
-	if o.retention > 0 && r.owner.Context().Err() == nil {
+	r.hc.Flush(ctx) // its error is Stop's to report
+	if o.retention > 0 && r.hc.Owned() {
 		o.retain(ctx, r, false)
 	}
-	if err := r.db.Close(); err != nil {
-		o.log.Warn("close cell database", "cell", r.cell, "err", err)
+	phase := host.PhaseEvicting
+	o.mu.Lock()
+	if o.releasing[r.cell] {
+		phase = host.PhaseReleasing
 	}
-	if r.owner.Context().Err() == nil {
-		// The epoch ends here: tell its successor where its history ends,
-		// so the next activation restores without listing.
-		if closeErr == nil {
-			if _, err := r.repl.Seal(ctx); err != nil {
-				o.log.Warn("seal cell history", "cell", r.cell, "err", err)
-			}
-		}
-		if err := o.fleet.Release(ctx, r.cell); err != nil {
-			o.log.Warn("release cell", "cell", r.cell, "err", err)
-		}
-	}
+	o.mu.Unlock()
+	r.hc.Stop(ctx, phase)
 	o.log.Debug("cell stopped", "cell", r.cell, "why", why)
 	o.mu.Lock()
 	if ch := o.stopping[r.cell]; ch != nil {
@@ -416,7 +369,7 @@ func (o *objects) evictIdle(now time.Time) {
 	o.mu.Lock()
 	var victims []*resident
 	for _, r := range o.residents {
-		if r.inflight.Load() == 0 && r.busy() == 0 && r.sockets() == 0 && now.Sub(time.Unix(0, r.lastUsed.Load())) >= o.idle {
+		if r.inflight.Load() == 0 && r.busy() == 0 && r.sockets() == 0 && now.Sub(time.Unix(0, r.lastUsed.Load())) >= o.idle && !r.keepForAlarm(now) {
 			victims = append(victims, o.detach(r))
 		}
 	}
@@ -515,84 +468,21 @@ func (h handle) Call(ctx context.Context, method string, args []byte) ([]byte, e
 	return res, err
 }
 
-// gate is the output gate: an output that could reveal a write (and so
-// any output after a commit not yet confirmed, errors included) waits
-// until (a) the LTX covering every captured commit is in the bucket and
-// (b) own.json still names this node at this epoch. If either fails the
-// output is replaced by an error and the cell is stopped.
+// gate holds an output of r until what it could reveal is durable and
+// the cell still ours (host.Cell.Gate); a refusal ends the cell's
+// context, and watch stops it.
+// The wake entries of the alarm installations reported so far must be in
+// the bucket too (alarms.go).
 func (r *resident) gate(ctx context.Context) error {
-	txid := r.repl.Captured()
-	if txid <= r.confirmed.Load() {
-		return nil // nothing written since the last confirmation
-	}
-	err := r.repl.WaitDurable(ctx, txid)
-	if err == nil {
-		err = r.confirm(ctx, txid)
-	}
-	if err != nil && ctx.Err() != nil {
-		// The caller gave up waiting: withhold its output, but the cell is
-		// fine.
-		return fmt.Errorf("output of %s withheld: %w", r.cell, context.Cause(ctx))
-	}
-	if err != nil {
-		r.o.log.Error("output gate refused", "cell", r.cell, "txid", txid, "err", err)
-		go r.o.stopResident(r, "output gate: "+err.Error())
+	mark := r.wakeMark()
+	if err := r.wakeWait(ctx, mark); err != nil {
 		return fmt.Errorf("output of %s withheld: %w", r.cell, err)
 	}
-	return nil
-}
-
-// confirmRound is one re-read of own.json; it covers every commit that was
-// durable when it started.
-type confirmRound struct {
-	covers uint64
-	done   chan struct{}
-	err    error
-}
-
-// confirm makes sure an ownership re-read that started after txid was
-// durable has succeeded. Concurrent outputs share rounds (group commit
-// for the ownership check), so 64 writers cost one GET, not 64.
-func (r *resident) confirm(ctx context.Context, txid uint64) error {
-	for {
-		if txid <= r.confirmed.Load() {
-			return nil
-		}
-		r.roundMu.Lock()
-		round := r.round
-		if round == nil {
-			round = &confirmRound{covers: r.repl.Durable(), done: make(chan struct{})}
-			r.round = round
-			r.roundMu.Unlock()
-			// A round serves many callers: it must not end with any one
-			// caller's context.
-			cctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
-			round.err = r.o.fleet.Confirm(cctx, r.cell, r.owner.Epoch)
-			cancel()
-			if round.err == nil {
-				for cur := r.confirmed.Load(); round.covers > cur && !r.confirmed.CompareAndSwap(cur, round.covers); cur = r.confirmed.Load() {
-				}
-			}
-			r.roundMu.Lock()
-			r.round = nil
-			r.roundMu.Unlock()
-			close(round.done)
-		} else {
-			r.roundMu.Unlock()
-			select {
-			case <-round.done:
-			case <-ctx.Done():
-				return context.Cause(ctx)
-			}
-		}
-		if round.err != nil {
-			return round.err
-		}
-		if txid <= round.covers {
-			return nil
-		}
-		// That round began before our commit was durable: take the next.
+	if err := r.hc.Gate(ctx); err != nil {
+		return err
 	}
+	r.wakeConfirmed(mark)
+	return nil
 }
 
 // stopResident stops r if it is still resident.

@@ -58,15 +58,11 @@ func (o *objects) preserveAll(node, session, advertise string) error {
 		if err := r.closeObject(ctx); err != nil {
 			o.log.Warn("stop object", "cell", r.cell, "err", err)
 		}
-		err := r.repl.Close(ctx)
-		pos, ok := r.repl.Position()
+		pos, ok, err := r.hc.Preserve(ctx)
 		cancel()
-		if cerr := r.db.Close(); cerr != nil && err == nil {
-			err = cerr
-		}
-		if err == nil && ok && r.owner.Context().Err() == nil {
-			st.Cells = append(st.Cells, resumeCell{Cell: r.cell, Class: r.class, ID: r.id, Epoch: r.owner.Epoch,
-				TXID: pos.TXID, Checksum: pos.Checksum, Path: r.db.Path()})
+		if ok {
+			st.Cells = append(st.Cells, resumeCell{Cell: r.cell, Class: r.class, ID: r.id, Epoch: r.hc.Epoch(),
+				TXID: pos.TXID, Checksum: pos.Checksum, Path: r.hc.Path()})
 		} else {
 			errs = append(errs, fmt.Errorf("%s not preserved (it restores from the bucket instead): durable %v, %v", r.cell, ok, err))
 		}
@@ -135,35 +131,26 @@ func (o *objects) resume(ctx context.Context, st *resumeState) {
 }
 
 func (o *objects) resumeOne(ctx context.Context, rc resumeCell) error {
-	h := o.builtins[rc.Class]
+	k, builtin := o.builtins.Kind(rc.Class)
 	o.mu.Lock()
 	ap := o.app
 	o.mu.Unlock()
-	if h == nil && ap == nil {
+	if !builtin && ap == nil {
 		return errors.New("no deployment to run the object on")
 	}
-	owner, err := o.fleet.Adopt(ctx, rc.Cell, rc.Epoch)
-	if err != nil {
-		return err
-	}
-	fail := func(err error) error {
-		rctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		o.fleet.Release(rctx, rc.Cell)
-		return err
-	}
-	db, err := cell.Open(rc.Path)
-	if err != nil {
-		return fail(err)
-	}
 	from := cell.RestoreInfo{Epoch: rc.Epoch, TXID: rc.TXID, Checksum: rc.Checksum}
-	r, err := o.start(ap, h, rc.Cell, rc.Class, rc.ID, owner, db, from)
+	hc, err := o.host.Resume(ctx, rc.Cell, rc.Path, from)
 	if err != nil {
-		return fail(err)
+		return err
+	}
+	r, err := o.start(ap, k.Handler, rc.Class, rc.ID, hc)
+	if err != nil {
+		return err
 	}
 	o.mu.Lock()
 	o.residents[rc.Cell] = r
 	o.mu.Unlock()
 	go o.watch(r)
+	r.alarmReady()
 	return nil
 }

@@ -48,7 +48,7 @@ func (o *objects) retainResident(ctx context.Context) {
 		if ctx.Err() != nil || o.drain.active.Load() {
 			return
 		}
-		if r.owner.Context().Err() != nil {
+		if !r.hc.Owned() {
 			continue
 		}
 		// A cell resident for long writes its history into one epoch:
@@ -61,7 +61,7 @@ func (o *objects) retainResident(ctx context.Context) {
 // (cell.Retire) and, with current, what is covered in its own epoch
 // (cell.PruneEpoch). Failures are logged; the next pass tries again.
 func (o *objects) retain(ctx context.Context, r *resident, current bool) {
-	confirm := func(ctx context.Context) error { return o.fleet.Confirm(ctx, r.cell, r.owner.Epoch) }
+	confirm := r.hc.ConfirmOwnership
 	report := func(what string, n int, err error) {
 		switch {
 		case err != nil:
@@ -73,7 +73,7 @@ func (o *objects) retain(ctx context.Context, r *resident, current bool) {
 	n, err := cell.Retire(ctx, o.store, r.cell, o.retention, time.Now(), confirm)
 	report("retire old LTX history", n, err)
 	if current {
-		n, err = cell.PruneEpoch(ctx, o.store, r.cell, r.owner.Epoch, o.retention, time.Now(), confirm)
+		n, err = cell.PruneEpoch(ctx, o.store, r.cell, r.hc.Epoch(), o.retention, time.Now(), confirm)
 		report("prune LTX history of the current epoch", n, err)
 	}
 }

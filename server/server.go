@@ -19,6 +19,8 @@ import (
 	"github.com/celldgo/celld/cell"
 	"github.com/celldgo/celld/diagnose"
 	"github.com/celldgo/celld/fleet"
+	"github.com/celldgo/celld/host"
+	"github.com/celldgo/celld/wake"
 )
 
 // Options configure a node.
@@ -55,9 +57,9 @@ type Options struct {
 	Releases int
 	// DrainTimeout bounds a drain (CELLD_SHUTDOWN_DRAIN_MS). Default 25s.
 	DrainTimeout time.Duration
-	// Builtins run built-in cells (d1:, kv:) by kind. Default:
-	// DefaultBuiltins().
-	Builtins map[string]cell.Handler
+	// Builtins are the built-in cell kinds (d1:, kv:) the node hosts.
+	// Default: DefaultBuiltins().
+	Builtins []host.Kind
 	// Hibernate: a Durable Object idle this long drops its isolate and
 	// stays resident; its next event re-runs the constructor. Default
 	// worker.DefaultHibernateAfter; negative: never.
@@ -66,10 +68,39 @@ type Options struct {
 	// may claim (CELLD_MAX_CELL_MB); a restore refuses one past it. 0:
 	// cell.DefaultMaxCellBytes.
 	MaxCellBytes int64
+	// SkewMargin is how long past a peer's published lease expiry this
+	// node waits before counting it dead (CELLD_SKEW_MARGIN_MS). Default
+	// 5s. A lease seen unchanged for TTL + 1% counts as dead sooner.
+	SkewMargin time.Duration
+	// AssetCacheDir and AssetCacheBytes place and bound the node's static
+	// asset cache (CELLD_ASSET_CACHE_DIR, CELLD_ASSET_CACHE_BYTES).
+	AssetCacheDir   string
+	AssetCacheBytes int64
+	// Dev holds what celld dev adds to a node; nil for a fleet node.
+	Dev *DevOptions
+	// WakerTick is how often the node holding the waker role scans the due
+	// wake entries (CELLD_WAKER_TICK_MS). Default wake.DefaultTick.
+	WakerTick time.Duration
 	// MaxWebSockets refuses a WebSocket handshake (503) beyond this many
 	// open client sockets (CELLD_MAX_WEBSOCKETS); 0 is no limit.
 	MaxWebSockets int
 }
+
+// DevOptions are celld dev's additions to a node.
+type DevOptions struct {
+	// OnLoadError hears once of a deployment that failed to load; the
+	// previous one keeps serving.
+	OnLoadError func(version string, err error)
+	// RequestLog hears of every public request once it is answered.
+	RequestLog func(method, path string, status int, took time.Duration)
+	// HTMLErrors answers a browser (Accept: text/html) whose request made
+	// the Worker throw with an HTML page instead of the plain 500.
+	HTMLErrors bool
+}
+
+// testNodeHook, set only by tests and benchmarks of this package, sees
+// every node Run makes.
+var testNodeHook func(*node)
 
 // node is a running server.
 type node struct {
@@ -122,6 +153,9 @@ func Run(ctx context.Context, o Options) error {
 	if err := fleet.EnsureFormat(ctx, o.Store); err != nil {
 		return err
 	}
+	if err := wake.EnsureFormat(ctx, o.Store); err != nil {
+		return err
+	}
 	secret, err := fleet.PeerSecret(ctx, o.Store)
 	if err != nil {
 		return err
@@ -149,7 +183,8 @@ func Run(ctx context.Context, o Options) error {
 		log.Warn("resume file unreadable; starting fresh", "err", err)
 		preserved = nil
 	}
-	fcfg := fleet.Config{Node: o.Node, Advertise: advertise, Version: o.Version, TTL: o.TTL, WaitForPrevious: o.WaitForPrevious, Logger: log}
+	fcfg := fleet.Config{Node: o.Node, Advertise: advertise, Version: o.Version, TTL: o.TTL, Margin: o.SkewMargin,
+		WaitForPrevious: o.WaitForPrevious, Logger: log}
 	if preserved != nil {
 		fcfg.ResumeSession = preserved.Session
 	}
@@ -169,10 +204,13 @@ func Run(ctx context.Context, o Options) error {
 	objs.retention = o.LTXRetention
 	objs.hibernate = o.Hibernate
 	objs.ws.max = o.MaxWebSockets
-	objs.builtins = o.Builtins
-	if objs.builtins == nil {
-		objs.builtins = DefaultBuiltins()
+	objs.wake = wake.NewPublisher(o.Store, log)
+	objs.waker = wake.NewWaker(wake.WakerConfig{Store: o.Store, Node: o.Node, Session: fn.Session(), Tick: o.WakerTick,
+		Wake: objs.wakeCell, Skip: objs.skipWake, Log: log})
+	if o.Builtins == nil {
+		o.Builtins = DefaultBuiltins()
 	}
+	objs.builtins = host.NewRegistry(o.Builtins...)
 	if o.Releases <= 0 {
 		o.Releases = 128
 	}
@@ -181,6 +219,18 @@ func Run(ctx context.Context, o Options) error {
 	}
 	n := &node{opts: o, log: log, fleet: fn, apps: &apps{store: o.Store, log: log, objects: objs}, objects: objs,
 		advertise: advertise, shutdown: make(chan shutdownRequest, 1)}
+	if n.apps.assetCache, err = newAssetCache(n.apps, o); err != nil {
+		cctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		fn.Close(cctx)
+		return err
+	}
+	if o.Dev != nil {
+		n.apps.onLoadError = o.Dev.OnLoadError
+	}
+	if testNodeHook != nil {
+		testNodeHook(n)
+	}
 	if err := n.apps.refresh(ctx); err != nil && ctx.Err() == nil && errors.Is(err, bucket.ErrUnavailable) {
 		// The bucket went away right after the lease was taken: serve
 		// (503 until a deployment loads), let the watch loop retry, and
@@ -208,12 +258,13 @@ func Run(ctx context.Context, o Options) error {
 	}
 	go n.apps.watch(wctx, o.Poll)
 	go objs.evictLoop(wctx)
+	go objs.waker.Run(wctx)
 	go objs.retainLoop(wctx, retainEvery(o.LTXRetention))
 	n.started = time.Now()
 	log.Info("node serving", "node", o.Node, "session", fn.Session(), "listen", pub.Addr().String(), "internal", internal.Addr().String(), "advertise", advertise)
 
 	pubMux := http.NewServeMux()
-	pubMux.HandleFunc("/", n.serveWorker)
+	pubMux.Handle("/", n.devWrap(http.HandlerFunc(n.serveWorker)))
 	pubMux.HandleFunc("GET /__celld/health", func(w http.ResponseWriter, r *http.Request) {
 		if !fn.Serving() || objs.drain.active.Load() {
 			w.Header().Set("Connection", "close")

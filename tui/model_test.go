@@ -32,7 +32,7 @@ const t0 = int64(1767323045000)
 func state(node, addr string, occupied int, cells ...api.Cell) *api.State {
 	return &api.State{
 		Node: node, Session: node + "-s1", Version: "v1.2.3", Advertise: addr, Health: "ok",
-		Counters: api.Counters{Occupied: occupied, WebSockets: 7 * occupied}, Cells: cells,
+		Counters: api.Counters{Occupied: occupied, AlarmsArmed: occupied / 2, AlarmsDue: occupied / 4, WebSockets: 7 * occupied}, Cells: cells,
 		RSSBytes: uint64(40+occupied) << 20, HeapBytes: 12 << 20, UptimeMS: 200_000,
 		LeaseExpiresMS: t0 + 8_100, NowMS: t0,
 	}

@@ -227,6 +227,9 @@ func total(rows []NodeRow) Totals {
 		t.Counters.Evicting += c.Evicting
 		t.Counters.Restoring += c.Restoring
 		t.Counters.Releasing += c.Releasing
+		t.Counters.AlarmsArmed += c.AlarmsArmed
+		t.Counters.AlarmsDue += c.AlarmsDue
+		t.Counters.WakeupsDue += c.WakeupsDue
 		t.Counters.WebSockets += c.WebSockets
 		t.Cells += len(r.State.Cells)
 		t.RSSBytes += r.State.RSSBytes

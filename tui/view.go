@@ -245,6 +245,7 @@ func lastAnswer(s Snapshot, r NodeRow) string {
 func fleetSummary(t Totals) string {
 	out := fmt.Sprintf("fleet: %d ok · %d draining · %d fenced · %d unreachable · %d gone · %d cells",
 		t.OK, t.Draining, t.Fenced, t.Unreachable, t.Gone, t.Cells)
+	out += fmt.Sprintf(" · %d alarms armed (%d due) · %d wake-ups due", t.Counters.AlarmsArmed, t.Counters.AlarmsDue, t.Counters.WakeupsDue)
 	if t.DrainCells > 0 {
 		out += fmt.Sprintf(" · drain %d/%d released", t.DrainReleased, t.DrainCells)
 	}

@@ -1,7 +1,6 @@
 package worker_test
 
 import (
-	"bytes"
 	"context"
 	"log/slog"
 	"os"
@@ -18,7 +17,7 @@ import (
 // and compares the responses with the ones recorded on workerd, using the
 // rules of internal/conformance/testdata/README.md.
 func TestConformance(t *testing.T) {
-	dirs, err := conformance.Fixtures(conformance.Dir)
+	dirs, err := conformance.AllFixtures()
 	if err != nil {
 		t.Fatalf("%v (fixtures: internal/conformance/testdata)", err)
 	}
@@ -56,9 +55,6 @@ func runFixture(t *testing.T, dir string) {
 	var namespaces map[string]string
 	var objects *localObjects
 	if len(cfg.DurableObjects.Bindings) > 0 {
-		if src, err := os.ReadFile(filepath.Join(dir, cfg.Main)); err == nil && usesAlarms(src) {
-			t.Skip("needs Durable Object alarms, which the worker runtime does not serve yet")
-		}
 		namespaces = map[string]string{}
 		for _, b := range cfg.DurableObjects.Bindings {
 			namespaces[b.Name] = b.ClassName
@@ -88,12 +84,6 @@ func runFixture(t *testing.T, dir string) {
 	}
 
 	conformance.ReplayRuntime(t, rt, dir)
-}
-
-// usesAlarms reports whether a Worker's source uses Durable Object
-// alarms, which this runtime does not serve yet.
-func usesAlarms(src []byte) bool {
-	return bytes.Contains(src, []byte("setAlarm(")) || bytes.Contains(src, []byte("getAlarm("))
 }
 
 // testLogger sends the runtime's log lines (console output, uncaught

@@ -96,13 +96,16 @@ func (iso *isolate) startFetch(req *Request, href string, ch chan<- fetchResult,
 		} else {
 			iso.reportException("uncaught exception in fetch handler", thrownOr(err))
 		}
-		answer(internalError())
+		resp := internalError()
+		resp.Exception = exceptionText(thrownOr(err))
+		answer(resp)
 		return jsReq
 	}
 	iso.response(res, func(resp *Response, exception goja.Value) {
 		if resp == nil {
 			iso.reportException("uncaught exception in fetch handler", exception)
 			resp = internalError()
+			resp.Exception = exceptionText(exception)
 		}
 		answer(resp)
 	})

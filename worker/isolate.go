@@ -54,6 +54,7 @@ type jsState struct {
 	settle        goja.Callable
 	box           *goja.Object          // dispatch's answer slot for a synchronous Response
 	scope         *eventScope           // the event whose code runs now (scope.go)
+	als           goja.Value            // the AsyncLocalStorage frame of the code running now (node.go)
 	names         map[string]goja.Value // lowercase header names (fetch.go)
 	methods       map[string]goja.Value
 	urls          map[string]goja.Value            // native.urlParse's recent results
@@ -128,6 +129,9 @@ func (iso *isolate) boot() error {
 	}
 	iso.codec = codec
 	if err := iso.buildEnv(); err != nil {
+		return err
+	}
+	if err := iso.setupNode(); err != nil {
 		return err
 	}
 	// The watchdog only watches running loops: bound the script's
@@ -260,6 +264,24 @@ func (iso *isolate) reportException(what string, err any) {
 		iso.log.Error(what, "error", e.Error())
 	default:
 		iso.log.Error(what, "error", fmt.Sprint(e))
+	}
+}
+
+// exceptionText is a thrown value's text and stack, as reportException
+// logs them.
+func exceptionText(err any) string {
+	switch e := err.(type) {
+	case *goja.Exception:
+		return e.String()
+	case goja.Value:
+		if st := stackOf(e); st != "" {
+			return st
+		}
+		return describeValue(e)
+	case error:
+		return e.Error()
+	default:
+		return fmt.Sprint(e)
 	}
 }
 

@@ -26,6 +26,7 @@ type timer struct {
 	fn       goja.Callable
 	args     []goja.Value
 	index    int
+	als      goja.Value // the AsyncLocalStorage frame it was set in
 }
 
 type timerHeap []*timer
@@ -185,7 +186,9 @@ func (iso *isolate) fireTimers() {
 			delete(iso.timerByID, t.id)
 		}
 		iso.enterTask()
+		iso.als = t.als
 		_, err := t.fn(goja.Undefined(), t.args...)
+		iso.als = nil
 		iso.leaveTask()
 		if err != nil {
 			iso.reportException("uncaught exception in timer callback", err)
@@ -221,7 +224,7 @@ func (iso *isolate) setTimer(call goja.FunctionCall) goja.Value {
 		}
 	}
 	iso.lastTimerID++
-	t := &timer{id: iso.lastTimerID, when: time.Now().Add(d), seq: iso.nextSeq(), interval: d, repeat: repeat, fn: fn, args: args}
+	t := &timer{id: iso.lastTimerID, when: time.Now().Add(d), seq: iso.nextSeq(), interval: d, repeat: repeat, fn: fn, args: args, als: iso.als}
 	heap.Push(&iso.timers, t)
 	iso.timerByID[t.id] = t
 	return iso.vm.ToValue(t.id)

@@ -34,6 +34,7 @@ type Object struct {
 	id    string
 	db    *cell.DB
 	iso   *isolate
+	opts  ObjectOptions
 
 	ctx      context.Context // outgoing calls; cancelled when the object stops
 	cancel   context.CancelFunc
@@ -63,6 +64,7 @@ type Object struct {
 	draining bool        // a drainOne is queued on the loop
 	txns     []*openTxn  // async transactions, innermost last
 	syncTxns int         // transactionSync calls running
+	alarm    alarmState
 }
 
 var _ ObjectHandle = (*Object)(nil)
@@ -72,6 +74,11 @@ var _ ObjectHandle = (*Object)(nil)
 // constructed when its first event arrives. The caller owns db: it must
 // not use it while the object runs and may close it once Close returned.
 func (r *Runtime) NewObject(class, id string, db *cell.DB) (*Object, error) {
+	return r.NewObjectWith(class, id, db, ObjectOptions{})
+}
+
+// NewObjectWith is NewObject with hooks (see ObjectOptions).
+func (r *Runtime) NewObjectWith(class, id string, db *cell.DB, opts ObjectOptions) (*Object, error) {
 	if r.closed.Load() {
 		return nil, ErrClosed
 	}
@@ -82,7 +89,7 @@ func (r *Runtime) NewObject(class, id string, db *cell.DB) (*Object, error) {
 		return nil, fmt.Errorf("new object %s:%s: not an id of class %s", class, id, class)
 	}
 	o := &Object{
-		rt: r, class: class, id: id, db: db,
+		rt: r, class: class, id: id, db: db, opts: opts,
 		stop:           make(chan struct{}),
 		done:           make(chan struct{}),
 		hibernateAfter: r.cfg.HibernateAfter,
@@ -100,6 +107,9 @@ func (r *Runtime) NewObject(class, id string, db *cell.DB) (*Object, error) {
 		o.cancel()
 		return nil, ErrClosed
 	}
+	// The host learns the stored alarm before the first event (the loop
+	// has not started: the database is still ours to read here).
+	o.alarmChanged()
 	go o.run()
 	return o, nil
 }

@@ -23,8 +23,9 @@ import (
 // another object) pending, no promise Go awaits, no transaction open,
 // blockConcurrencyWhile not holding the gate, no WebSocket accepted with
 // accept() open. Sockets accepted with ctx.acceptWebSocket stay open in
-// Go while the isolate is gone (objects_websocket.go). Alarms would belong
-// here too; the runtime has none yet.
+// Go while the isolate is gone (objects_websocket.go). An armed alarm does
+// not keep the isolate: its timer is the host's, and Alarm wakes the
+// object like any other event.
 
 // DefaultHibernateAfter is Config.HibernateAfter's default.
 const DefaultHibernateAfter = 10 * time.Second

@@ -28,8 +28,9 @@ type localObjects struct {
 }
 
 type resident struct {
-	obj *worker.Object
-	db  *cell.DB
+	obj   *worker.Object
+	db    *cell.DB
+	timer *time.Timer // the armed alarm, if any
 }
 
 var _ worker.ObjectHost = (*localObjects)(nil)
@@ -69,12 +70,39 @@ func (h *localObjects) Object(ctx context.Context, class, id string) (worker.Obj
 	if err != nil {
 		return nil, err
 	}
-	obj, err := h.rt.NewObject(class, id, db)
+	r := &resident{db: db}
+	// Alarms fire as a host fires them: a timer per object at its
+	// deadline, then Alarm (whose outcome re-arms it through OnAlarm).
+	var tmu sync.Mutex
+	onAlarm := func(a cell.Alarm) {
+		tmu.Lock()
+		defer tmu.Unlock()
+		if r.timer != nil {
+			r.timer.Stop()
+			r.timer = nil
+		}
+		if !a.Set {
+			return
+		}
+		r.timer = time.AfterFunc(time.Until(time.UnixMilli(a.Deadline)), func() {
+			h.mu.Lock()
+			obj := r.obj
+			h.mu.Unlock()
+			if obj == nil {
+				return
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			_, _ = obj.Alarm(ctx)
+		})
+	}
+	obj, err := h.rt.NewObjectWith(class, id, db, worker.ObjectOptions{OnAlarm: onAlarm})
 	if err != nil {
 		_ = db.Close()
 		return nil, err
 	}
-	h.live[name] = &resident{obj: obj, db: db}
+	r.obj = obj
+	h.live[name] = r
 	return obj, nil
 }
 

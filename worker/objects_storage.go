@@ -42,6 +42,7 @@ type storageFunc func(o *Object, call goja.FunctionCall) goja.Value
 var storageFuncs = func() map[string]storageFunc {
 	m := map[string]storageFunc{}
 	registerStorageNatives(func(name string, f storageFunc) { m[name] = f })
+	registerAlarmNatives(func(name string, f storageFunc) { m[name] = f })
 	return m
 }()
 
@@ -195,6 +196,7 @@ func registerStorageNatives(set func(string, storageFunc)) {
 		if err := db.DeleteAll(); err != nil {
 			o.throw(err)
 		}
+		o.alarmChanged()
 		return goja.Undefined()
 	})
 	set("sync", func(o *Object, _ goja.FunctionCall) goja.Value {
@@ -213,7 +215,9 @@ func registerStorageNatives(set func(string, storageFunc)) {
 		return vm.ToValue(h)
 	})
 	set("txnEnd", func(o *Object, call goja.FunctionCall) goja.Value {
-		if err := o.txnEnd(int(call.Argument(0).ToInteger()), call.Argument(1).ToBoolean()); err != nil {
+		err := o.txnEnd(int(call.Argument(0).ToInteger()), call.Argument(1).ToBoolean())
+		o.alarmChanged()
+		if err != nil {
 			o.throw(err)
 		}
 		return goja.Undefined()
@@ -233,6 +237,7 @@ func registerStorageNatives(set func(string, storageFunc)) {
 			return err
 		})
 		o.syncTxns--
+		o.alarmChanged()
 		if err != nil {
 			var ex *goja.Exception
 			if errors.As(err, &ex) {

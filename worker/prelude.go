@@ -296,9 +296,15 @@ var nativeFuncs = func() map[string]nativeFunc {
 	registerTextNatives(set)
 	registerURLNatives(set)
 	registerCryptoNatives(set)
+	registerAsymNatives(set)
+	registerSymNatives(set)
+	registerCompressNatives(set)
+	registerIntlNatives(set)
 	registerObjectNatives(set)
 	registerFetchNatives(set)
 	registerStreamNatives(set)
+	registerBufferNatives(set)
+	registerNodeNatives(set)
 	return m
 }()
 

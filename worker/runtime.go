@@ -73,6 +73,9 @@ type Response struct {
 	// Uncaught marks the runtime's own 500: the handler threw (or its
 	// promise rejected) instead of answering.
 	Uncaught bool
+	// Exception, with Uncaught, is what was thrown, with its stack (for
+	// celld dev's error page; a fleet node never sends it).
+	Exception string
 	// Unavailable, with Uncaught, is the first ErrUnavailable refusal a
 	// Durable Object call of this request met (nil: none): the handler
 	// most likely threw because of it, and the host may answer as it
@@ -131,6 +134,15 @@ type Config struct {
 	// an endless loop fails its request instead of wedging the isolate.
 	// Default: DefaultTaskTimeout.
 	TaskTimeout time.Duration
+
+	// Node is the Worker's Node.js compatibility (deploy.NodeCompat of its
+	// compatibility date and flags): which node:* modules require serves
+	// and whether Buffer and process are globals. Default: none.
+	Node NodeMode
+	// NodeProcessEnv fills process.env with the string vars (and the
+	// others as JSON), as nodejs_compat does from 2025-04-01
+	// (deploy.NodeProcessEnv).
+	NodeProcessEnv bool
 
 	// HibernateAfter is how long a Durable Object stays idle (no event,
 	// timer or pending work; see objects_hibernate.go) before it drops its

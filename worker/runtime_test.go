@@ -201,7 +201,7 @@ func TestNew_ScriptErrors(t *testing.T) {
 	}{
 		"no default export": {`module.exports.x = 1;`, "no default export"},
 		"unknown module":    {`require("left-pad");`, `cannot load module "left-pad"`},
-		"node module":       {`require("node:buffer");`, `"node:buffer" is not available`},
+		"node module":       {`require("node:buffer");`, `No such module "node:buffer".`},
 		"top-level throw":   {`throw new RangeError("at load");`, "at load"},
 	} {
 		t.Run(name, func(t *testing.T) {

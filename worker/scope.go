@@ -92,25 +92,26 @@ func (r *settleOnClose) Close() error {
 type scopeTracker struct{ iso *isolate }
 
 func (t scopeTracker) Grab() any {
-	if s := t.iso.scope; s != nil {
-		return s
+	if s, a := t.iso.scope, t.iso.als; s != nil || a != nil {
+		return asyncCtx{scope: s, als: a}
 	}
 	return nil
 }
 
 func (t scopeTracker) Resumed(v any) {
-	s, _ := v.(*eventScope)
-	t.iso.scope = s
+	c, _ := v.(asyncCtx)
+	t.iso.scope, t.iso.als = c.scope, c.als
 }
 
-func (t scopeTracker) Exited() { t.iso.scope = nil }
+func (t scopeTracker) Exited() { t.iso.scope, t.iso.als = nil, nil }
 
 // enter makes s the current scope for the synchronous code that runs
-// until the returned function is called.
+// until the returned function is called. An event starts outside any
+// AsyncLocalStorage run.
 func (iso *isolate) enter(s *eventScope) (leave func()) {
-	prev := iso.scope
-	iso.scope = s
-	return func() { iso.scope = prev }
+	prev, prevALS := iso.scope, iso.als
+	iso.scope, iso.als = s, nil
+	return func() { iso.scope, iso.als = prev, prevALS }
 }
 
 // noteRefusal records err in scope s (the scope of the code that made the

@@ -20,7 +20,9 @@ func (s *Script) Name() string { return s.name }
 // as a function of (module, exports, require); require serves the host
 // modules ("cloudflare:workers").
 func Compile(name string, code []byte) (*Script, error) {
-	src := "(function (module, exports, require) {\n" + string(code) + "\n})"
+	// The wrapper opens on the code's first line, so the code's line
+	// numbers (and an inline source map of them) stay as they are.
+	src := "(function (module, exports, require) {" + string(code) + "\n})"
 	prog, err := goja.Compile(name, src, false)
 	if err != nil {
 		return nil, fmt.Errorf("compile script %s: %w", name, err)

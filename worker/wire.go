@@ -6,18 +6,18 @@ import (
 	"fmt"
 	"math"
 	"math/big"
-	"reflect"
-	"sort"
-	"time"
 	"unicode/utf8"
 )
 
 // The structured-clone wire format: how a JavaScript value crosses an
 // isolate boundary (RPC arguments and results) and how Durable Object
-// storage keeps values (the bytes cell.DB stores). wire_goja.go writes and
-// reads it for JavaScript values inside isolates; Serialize and
-// Deserialize are the same format for Go values. The bytes are a contract
-// of stored data: change them only with a new version byte.
+// storage keeps values (the bytes cell.DB stores). This file is the
+// format, once: its grammar, a writer with one method per production and
+// a reader that parses the grammar (tags, lengths, back references,
+// bounds, depth) and hands each value to a wireSink that builds it.
+// wire_goja.go writes JavaScript values with the writer and builds them
+// with a sink; tests build Go values with another sink. The bytes are a
+// contract of stored data: change them only with a new version byte.
 //
 //	wire    = 0x01 value                      (format version 1)
 //	value   = 'u'                             undefined
@@ -51,331 +51,245 @@ import (
 // begin, parents before children; a view's number precedes its buffer's.
 const wireVersion = 1
 
+// The tags.
+const (
+	tagUndefined = 'u'
+	tagNull      = 'n'
+	tagTrue      = 'T'
+	tagFalse     = 'F'
+	tagInt       = 'i'
+	tagDouble    = 'd'
+	tagString    = 's'
+	tagBigInt    = 'g'
+	tagWrapper   = 'w'
+	tagDate      = 'D'
+	tagRegExp    = 'R'
+	tagBuffer    = 'B'
+	tagView      = 'v'
+	tagArray     = 'a'
+	tagHole      = 'h'
+	tagObject    = 'o'
+	tagMap       = 'M'
+	tagSet       = 'S'
+	tagError     = 'E'
+	tagDOMEx     = 'X'
+	tagBlob      = 'L'
+	tagFile      = 'f'
+	tagRef       = 'r'
+)
+
+// Error flags.
+const (
+	errHasMessage = 1
+	errHasStack   = 2
+	errHasCause   = 4
+)
+
 // maxWireDepth bounds nesting, so a hostile or cyclic value cannot
 // exhaust the stack.
 const maxWireDepth = 10000
 
-// Undefined is JavaScript's undefined (null is nil).
-type Undefined struct{}
-
-// JSMap is a JavaScript Map: Keys[i] maps to Values[i], in insertion order.
-type JSMap struct {
-	Keys, Values []any
-}
-
-// JSSet is a JavaScript Set, in insertion order.
-type JSSet struct {
-	Values []any
-}
-
-// JSRegExp is a JavaScript RegExp.
-type JSRegExp struct {
-	Source, Flags string
-}
-
-// JSTypedArray is a typed array or DataView over a copy of the bytes it
-// views. Type is the constructor name ("Uint8Array", "DataView", ...).
-type JSTypedArray struct {
-	Type string
-	Data []byte
-}
-
-// JSError is a JavaScript Error (or DOMException, with DOMException set).
-type JSError struct {
-	Name         string // Error, TypeError, ... (for a DOMException: its name)
-	Message      string
-	Stack        string // "" when absent
-	Cause        any    // nil when absent
-	DOMException bool
-}
-
-func (e *JSError) Error() string { return e.Name + ": " + e.Message }
-
-// JSBlob is a Blob, or a File when File is set.
-type JSBlob struct {
-	Type         string
-	Data         []byte
-	File         bool
-	Name         string  // File only
-	LastModified float64 // File only, ms since the epoch
-}
-
+// viewKinds are the view kinds, by kind byte.
 var viewKinds = []string{"Int8Array", "Uint8Array", "Uint8ClampedArray", "Int16Array", "Uint16Array",
 	"Int32Array", "Uint32Array", "Float32Array", "Float64Array", "BigInt64Array", "BigUint64Array", "DataView"}
 
+// viewElementSize is the bytes of one element of a view kind (1 for a
+// DataView, whose length counts bytes).
+func viewElementSize(kind int) uint64 {
+	switch viewKinds[kind] {
+	case "Int16Array", "Uint16Array":
+		return 2
+	case "Int32Array", "Uint32Array", "Float32Array":
+		return 4
+	case "Float64Array", "BigInt64Array", "BigUint64Array":
+		return 8
+	}
+	return 1
+}
+
+// standardErrors are the error names that survive a clone; any other
+// name is written as "Error".
 var standardErrors = map[string]bool{"Error": true, "EvalError": true, "RangeError": true,
 	"ReferenceError": true, "SyntaxError": true, "TypeError": true, "URIError": true}
 
-// Serialize encodes a Go value in the wire format. It accepts nil,
-// Undefined, bool, every integer and float type, string, *big.Int,
-// time.Time (a Date), []byte (an ArrayBuffer), []any, map[string]any
-// (keys in sorted order), and pointers to JSMap, JSSet, JSRegExp,
-// JSTypedArray, JSError and JSBlob. Go values have no identity, so shared
-// references are written twice; a cycle through a pointer type is an
-// error.
-func Serialize(v any) ([]byte, error) {
-	w := &wireWriter{buf: []byte{wireVersion}, active: map[any]bool{}}
-	if err := w.value(v); err != nil {
-		return nil, fmt.Errorf("serialize: %w", err)
-	}
-	return w.buf, nil
-}
-
+// wireWriter writes the format, one method per production. A container's
+// method writes its head; the caller writes its members after it.
 type wireWriter struct {
-	buf    []byte
-	active map[any]bool // pointers being written (cycle check)
-	depth  int
+	buf   []byte
+	depth int // the caller's nesting count, bounded by maxWireDepth
 }
 
+func newWireWriter() wireWriter { return wireWriter{buf: []byte{wireVersion}} }
+
+func (w *wireWriter) tag(t byte)      { w.buf = append(w.buf, t) }
 func (w *wireWriter) varint(n uint64) { w.buf = binary.AppendUvarint(w.buf, n) }
-func (w *wireWriter) str(s string) {
-	w.varint(uint64(len(s)))
-	w.buf = append(w.buf, s...)
-}
-func (w *wireWriter) bytes(b []byte) {
-	w.varint(uint64(len(b)))
-	w.buf = append(w.buf, b...)
-}
+func (w *wireWriter) str(s string)    { w.varint(uint64(len(s))); w.buf = append(w.buf, s...) }
+func (w *wireWriter) bytes(b []byte)  { w.varint(uint64(len(b))); w.buf = append(w.buf, b...) }
 func (w *wireWriter) f64(f float64) {
 	w.buf = binary.LittleEndian.AppendUint64(w.buf, math.Float64bits(f))
+}
+func (w *wireWriter) undefined()              { w.tag(tagUndefined) }
+func (w *wireWriter) null()                   { w.tag(tagNull) }
+func (w *wireWriter) text(s string)           { w.tag(tagString); w.str(s) }
+func (w *wireWriter) wrapper()                { w.tag(tagWrapper) } // then the primitive
+func (w *wireWriter) date(ms float64)         { w.tag(tagDate); w.f64(ms) }
+func (w *wireWriter) buffer(b []byte)         { w.tag(tagBuffer); w.bytes(b) }
+func (w *wireWriter) array(n int)             { w.tag(tagArray); w.varint(uint64(n)) } // then n elements or holes
+func (w *wireWriter) hole()                   { w.tag(tagHole) }
+func (w *wireWriter) object(n int)            { w.tag(tagObject); w.varint(uint64(n)) } // then n key, value
+func (w *wireWriter) key(k string)            { w.str(k) }
+func (w *wireWriter) mapOf(n int)             { w.tag(tagMap); w.varint(uint64(n)) } // then n key, value
+func (w *wireWriter) setOf(n int)             { w.tag(tagSet); w.varint(uint64(n)) } // then n values
+func (w *wireWriter) backRef(n uint64)        { w.tag(tagRef); w.varint(n) }
+func (w *wireWriter) view(kind int)           { w.tag(tagView); w.buf = append(w.buf, byte(kind)) } // then the buffer, then viewRange
+func (w *wireWriter) viewRange(off, n uint64) { w.varint(off); w.varint(n) }
+
+func (w *wireWriter) boolean(b bool) {
+	if b {
+		w.tag(tagTrue)
+	} else {
+		w.tag(tagFalse)
+	}
 }
 
 func (w *wireWriter) number(f float64) {
 	if f == math.Trunc(f) && f >= math.MinInt32 && f <= math.MaxInt32 && !(f == 0 && math.Signbit(f)) {
 		n := int64(f)
-		w.buf = append(w.buf, 'i')
+		w.tag(tagInt)
 		w.varint(uint64((n << 1) ^ (n >> 63)))
 		return
 	}
-	w.buf = append(w.buf, 'd')
+	w.tag(tagDouble)
 	w.f64(f)
 }
 
-func (w *wireWriter) enter(p any) error {
-	if w.active[p] {
-		return errors.New("cycle in value")
+func (w *wireWriter) bigint(x *big.Int) {
+	w.tag(tagBigInt)
+	if x.Sign() < 0 {
+		w.buf = append(w.buf, 1)
+	} else {
+		w.buf = append(w.buf, 0)
 	}
-	w.active[p] = true
-	return nil
+	w.str(new(big.Int).Abs(x).Text(16))
 }
 
-func (w *wireWriter) value(v any) error {
-	w.depth++
-	defer func() { w.depth-- }()
-	if w.depth > maxWireDepth {
-		return errors.New("value nested too deeply (or a cycle)")
-	}
-	switch x := v.(type) {
-	case nil:
-		w.buf = append(w.buf, 'n')
-	case Undefined:
-		w.buf = append(w.buf, 'u')
-	case bool:
-		if x {
-			w.buf = append(w.buf, 'T')
-		} else {
-			w.buf = append(w.buf, 'F')
-		}
-	case string:
-		w.buf = append(w.buf, 's')
-		w.str(x)
-	case *big.Int:
-		w.buf = append(w.buf, 'g')
-		if x.Sign() < 0 {
-			w.buf = append(w.buf, 1)
-		} else {
-			w.buf = append(w.buf, 0)
-		}
-		w.str(new(big.Int).Abs(x).Text(16))
-	case time.Time:
-		w.buf = append(w.buf, 'D')
-		w.f64(float64(x.UnixMilli()))
-	case []byte:
-		w.buf = append(w.buf, 'B')
-		w.bytes(x)
-	case []any:
-		w.buf = append(w.buf, 'a')
-		w.varint(uint64(len(x)))
-		for _, e := range x {
-			if err := w.value(e); err != nil {
-				return err
-			}
-		}
-	case map[string]any:
-		p := reflect.ValueOf(x).UnsafePointer()
-		if err := w.enter(p); err != nil {
-			return err
-		}
-		defer delete(w.active, p)
-		keys := make([]string, 0, len(x))
-		for k := range x {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
-		w.buf = append(w.buf, 'o')
-		w.varint(uint64(len(keys)))
-		for _, k := range keys {
-			w.str(k)
-			if err := w.value(x[k]); err != nil {
-				return err
-			}
-		}
-	case *JSMap:
-		if len(x.Keys) != len(x.Values) {
-			return errors.New("JSMap: Keys and Values differ in length")
-		}
-		if err := w.enter(x); err != nil {
-			return err
-		}
-		defer delete(w.active, x)
-		w.buf = append(w.buf, 'M')
-		w.varint(uint64(len(x.Keys)))
-		for i := range x.Keys {
-			if err := w.value(x.Keys[i]); err != nil {
-				return err
-			}
-			if err := w.value(x.Values[i]); err != nil {
-				return err
-			}
-		}
-	case *JSSet:
-		if err := w.enter(x); err != nil {
-			return err
-		}
-		defer delete(w.active, x)
-		w.buf = append(w.buf, 'S')
-		w.varint(uint64(len(x.Values)))
-		for _, e := range x.Values {
-			if err := w.value(e); err != nil {
-				return err
-			}
-		}
-	case *JSRegExp:
-		w.buf = append(w.buf, 'R')
-		w.str(x.Source)
-		w.str(x.Flags)
-	case *JSTypedArray:
-		kind := -1
-		for i, k := range viewKinds {
-			if k == x.Type {
-				kind = i
-			}
-		}
-		if kind < 0 {
-			return fmt.Errorf("unknown typed array type %q", x.Type)
-		}
-		size := 1
-		switch x.Type {
-		case "Int16Array", "Uint16Array":
-			size = 2
-		case "Int32Array", "Uint32Array", "Float32Array":
-			size = 4
-		case "Float64Array", "BigInt64Array", "BigUint64Array":
-			size = 8
-		}
-		if len(x.Data)%size != 0 {
-			return fmt.Errorf("%s: %d bytes is not a whole number of elements", x.Type, len(x.Data))
-		}
-		w.buf = append(w.buf, 'v', byte(kind), 'B')
-		w.bytes(x.Data)
-		w.varint(0)
-		w.varint(uint64(len(x.Data) / size))
-	case *JSError:
-		if err := w.enter(x); err != nil {
-			return err
-		}
-		defer delete(w.active, x)
-		if x.DOMException {
-			w.buf = append(w.buf, 'X')
-			w.str(x.Name)
-			w.str(x.Message)
-			return nil
-		}
-		name := x.Name
-		if !standardErrors[name] {
-			name = "Error"
-		}
-		flags := byte(1)
-		if x.Stack != "" {
-			flags |= 2
-		}
-		if x.Cause != nil {
-			flags |= 4
-		}
-		w.buf = append(w.buf, 'E')
-		w.str(name)
-		w.buf = append(w.buf, flags)
-		w.str(x.Message)
-		if x.Stack != "" {
-			w.str(x.Stack)
-		}
-		if x.Cause != nil {
-			return w.value(x.Cause)
-		}
-	case *JSBlob:
-		if x.File {
-			w.buf = append(w.buf, 'f')
-			w.str(x.Name)
-			w.str(x.Type)
-			w.f64(x.LastModified)
-		} else {
-			w.buf = append(w.buf, 'L')
-			w.str(x.Type)
-		}
-		w.bytes(x.Data)
-	default:
-		return w.reflectValue(v)
-	}
-	return nil
+func (w *wireWriter) regexp(source, flags string) {
+	w.tag(tagRegExp)
+	w.str(source)
+	w.str(flags)
 }
 
-// reflectValue handles the numeric kinds.
-func (w *wireWriter) reflectValue(v any) error {
-	rv := reflect.ValueOf(v)
-	switch rv.Kind() {
-	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
-		w.number(float64(rv.Int()))
-	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
-		w.number(float64(rv.Uint()))
-	case reflect.Float32, reflect.Float64:
-		w.number(rv.Float())
-	default:
-		return fmt.Errorf("unsupported Go type %T", v)
+// errorHead writes an Error's name (a non-standard one as "Error"),
+// message and stack when given; the cause, when hasCause, follows.
+func (w *wireWriter) errorHead(name string, message, stack *string, hasCause bool) {
+	if !standardErrors[name] {
+		name = "Error"
 	}
-	return nil
+	flags := byte(0)
+	if message != nil {
+		flags |= errHasMessage
+	}
+	if stack != nil {
+		flags |= errHasStack
+	}
+	if hasCause {
+		flags |= errHasCause
+	}
+	w.tag(tagError)
+	w.str(name)
+	w.buf = append(w.buf, flags)
+	if message != nil {
+		w.str(*message)
+	}
+	if stack != nil {
+		w.str(*stack)
+	}
 }
 
-// Deserialize decodes the wire format into Go values: nil (null),
-// Undefined, bool, float64, string, *big.Int, time.Time (UTC), []byte,
-// []any, map[string]any, and pointers to JSMap, JSSet, JSRegExp,
-// JSTypedArray, JSError and JSBlob. Array holes become Undefined; a
-// primitive wrapper object becomes its primitive. Shared references decode
-// to the same Go value where Go allows it (maps, slices, pointers).
-func Deserialize(data []byte) (any, error) {
-	if len(data) == 0 || data[0] != wireVersion {
-		return nil, errors.New("deserialize: not in wire format version 1")
-	}
-	r := &wireReader{b: data, p: 1}
-	v, err := r.value()
-	if err != nil {
-		return nil, fmt.Errorf("deserialize: %w", err)
-	}
-	if r.p != len(data) {
-		return nil, fmt.Errorf("deserialize: %d trailing bytes", len(data)-r.p)
-	}
-	return v, nil
+func (w *wireWriter) domException(name, message string) {
+	w.tag(tagDOMEx)
+	w.str(name)
+	w.str(message)
 }
 
-type wireReader struct {
-	b     []byte
-	p     int
-	refs  []any
-	depth int
+func (w *wireWriter) blob(typ string, data []byte) {
+	w.tag(tagBlob)
+	w.str(typ)
+	w.bytes(data)
+}
+
+func (w *wireWriter) file(name, typ string, lastModified float64, data []byte) {
+	w.tag(tagFile)
+	w.str(name)
+	w.str(typ)
+	w.f64(lastModified)
+	w.bytes(data)
+}
+
+// wireSink builds the values the reader parses. Objects are numbered by
+// the reader; a container is created (and numbered) before its members,
+// which are added one by one. A method that returns an error stops the
+// read.
+type wireSink[V any] interface {
+	undefined() V
+	null() V
+	boolean(bool) V
+	number(float64) V
+	text(string) V
+	bigint(*big.Int) V
+	wrapper(primitive V) V
+	date(ms float64) V
+	regexp(source, flags string) (V, error)
+	buffer(data []byte) V // data is the reader's: copy it
+	// view is kind's view of buf (a buffer the reader parsed), whose
+	// elements off .. off+n the reader has checked are inside it.
+	view(kind int, buf V, off, n uint64) (V, error)
+	array(n int) V // n holes
+	arraySet(arr V, i int, el V) error
+	object(n int) V
+	objectSet(obj V, key string, v V) error
+	mapOf(n int) V
+	mapSet(m V, key, v V) error
+	setOf(n int) V
+	setAdd(s V, v V) error
+	jsError(name string, message, stack *string) (V, error)
+	errorCause(e V, cause V) error
+	domException(name, message string) V
+	blob(typ string, data []byte) V // data is the reader's: copy it
+	file(name, typ string, lastModified float64, data []byte) V
 }
 
 var errTruncated = errors.New("truncated value")
 
-func (r *wireReader) byte() (byte, error) {
+// readWire parses data into a value built by sink.
+func readWire[V any](data []byte, sink wireSink[V]) (V, error) {
+	var zero V
+	if len(data) == 0 || data[0] != wireVersion {
+		return zero, errors.New("not in wire format version 1")
+	}
+	r := &wireReader[V]{b: data, p: 1, sink: sink}
+	v, err := r.value()
+	if err != nil {
+		return zero, err
+	}
+	if r.p != len(data) {
+		return zero, fmt.Errorf("%d trailing bytes", len(data)-r.p)
+	}
+	return v, nil
+}
+
+type wireReader[V any] struct {
+	b       []byte
+	p       int
+	sink    wireSink[V]
+	refs    []V
+	known   []bool // refs[i] is built (a view's or wrapper's slot is taken first)
+	bufLen  []int  // the byte length of refs[i] if it is a buffer, else -1
+	lastBuf int    // the byte length of the value just read if a buffer, else -1
+	depth   int
+}
+
+func (r *wireReader[V]) byte() (byte, error) {
 	if r.p >= len(r.b) {
 		return 0, errTruncated
 	}
@@ -384,7 +298,7 @@ func (r *wireReader) byte() (byte, error) {
 	return c, nil
 }
 
-func (r *wireReader) varint() (uint64, error) {
+func (r *wireReader[V]) varint() (uint64, error) {
 	n, k := binary.Uvarint(r.b[r.p:])
 	if k <= 0 {
 		return 0, errTruncated
@@ -393,18 +307,20 @@ func (r *wireReader) varint() (uint64, error) {
 	return n, nil
 }
 
-func (r *wireReader) count() (int, error) {
+// count reads a member count, which cannot exceed the bytes left (every
+// member takes at least one).
+func (r *wireReader[V]) count() (int, error) {
 	n, err := r.varint()
 	if err != nil {
 		return 0, err
 	}
-	if n > uint64(len(r.b)-r.p) { // every element takes at least a byte
+	if n > uint64(len(r.b)-r.p) {
 		return 0, errTruncated
 	}
 	return int(n), nil
 }
 
-func (r *wireReader) raw() ([]byte, error) {
+func (r *wireReader[V]) raw() ([]byte, error) {
 	n, err := r.varint()
 	if err != nil {
 		return nil, err
@@ -417,7 +333,7 @@ func (r *wireReader) raw() ([]byte, error) {
 	return out, nil
 }
 
-func (r *wireReader) str() (string, error) {
+func (r *wireReader[V]) str() (string, error) {
 	b, err := r.raw()
 	if err != nil {
 		return "", err
@@ -428,7 +344,7 @@ func (r *wireReader) str() (string, error) {
 	return string(b), nil
 }
 
-func (r *wireReader) f64() (float64, error) {
+func (r *wireReader[V]) f64() (float64, error) {
 	if len(r.b)-r.p < 8 {
 		return 0, errTruncated
 	}
@@ -437,270 +353,318 @@ func (r *wireReader) f64() (float64, error) {
 	return f, nil
 }
 
-// ref registers an object at the next index.
-func (r *wireReader) ref(v any) any {
-	r.refs = append(r.refs, v)
+// slot takes the next object number, to be filled by fill.
+func (r *wireReader[V]) slot() int {
+	var zero V
+	r.refs = append(r.refs, zero)
+	r.known = append(r.known, false)
+	r.bufLen = append(r.bufLen, -1)
+	return len(r.refs) - 1
+}
+
+func (r *wireReader[V]) fill(i int, v V) V {
+	r.refs[i], r.known[i] = v, true
 	return v
 }
 
-func (r *wireReader) value() (any, error) {
+// object numbers v, a value just created.
+func (r *wireReader[V]) object(v V) V { return r.fill(r.slot(), v) }
+
+func (r *wireReader[V]) value() (V, error) {
+	var zero V
+	lastBuf := -1 // what r.lastBuf says once this value is read
 	r.depth++
-	defer func() { r.depth-- }()
+	defer func() { r.depth--; r.lastBuf = lastBuf }()
 	if r.depth > maxWireDepth {
-		return nil, errors.New("value nested too deeply")
+		return zero, errors.New("value nested too deeply")
 	}
+	s := r.sink
 	tag, err := r.byte()
 	if err != nil {
-		return nil, err
+		return zero, err
 	}
 	switch tag {
-	case 'u':
-		return Undefined{}, nil
-	case 'n':
-		return nil, nil
-	case 'T':
-		return true, nil
-	case 'F':
-		return false, nil
-	case 'i':
+	case tagUndefined:
+		return s.undefined(), nil
+	case tagNull:
+		return s.null(), nil
+	case tagTrue:
+		return s.boolean(true), nil
+	case tagFalse:
+		return s.boolean(false), nil
+	case tagInt:
 		z, err := r.varint()
 		if err != nil {
-			return nil, err
+			return zero, err
 		}
-		return float64(int64(z>>1) ^ -int64(z&1)), nil
-	case 'd':
-		return r.f64()
-	case 's':
-		return r.str()
-	case 'g':
+		return s.number(float64(int64(z>>1) ^ -int64(z&1))), nil
+	case tagDouble:
+		f, err := r.f64()
+		if err != nil {
+			return zero, err
+		}
+		return s.number(f), nil
+	case tagString:
+		str, err := r.str()
+		if err != nil {
+			return zero, err
+		}
+		return s.text(str), nil
+	case tagBigInt:
 		sign, err := r.byte()
 		if err != nil {
-			return nil, err
+			return zero, err
 		}
 		hex, err := r.str()
 		if err != nil {
-			return nil, err
+			return zero, err
 		}
 		n, ok := new(big.Int).SetString(hex, 16)
-		if !ok {
-			return nil, fmt.Errorf("bad bigint %q", hex)
+		if !ok || sign > 1 {
+			return zero, fmt.Errorf("bad bigint %d %q", sign, hex)
 		}
 		if sign == 1 {
 			n.Neg(n)
 		}
-		return n, nil
-	case 'w':
-		idx := len(r.refs)
-		r.refs = append(r.refs, nil)
-		v, err := r.value()
-		r.refs[idx] = v
-		return v, err
-	case 'D':
+		return s.bigint(n), nil
+	case tagWrapper:
+		i := r.slot()
+		prim, err := r.value()
+		if err != nil {
+			return zero, err
+		}
+		return r.fill(i, s.wrapper(prim)), nil
+	case tagDate:
 		ms, err := r.f64()
 		if err != nil {
-			return nil, err
+			return zero, err
 		}
-		return r.ref(time.UnixMilli(int64(ms)).UTC()), nil
-	case 'R':
+		return r.object(s.date(ms)), nil
+	case tagRegExp:
 		src, err := r.str()
 		if err != nil {
-			return nil, err
+			return zero, err
 		}
 		flags, err := r.str()
 		if err != nil {
-			return nil, err
+			return zero, err
 		}
-		return r.ref(&JSRegExp{Source: src, Flags: flags}), nil
-	case 'B':
+		v, err := s.regexp(src, flags)
+		if err != nil {
+			return zero, err
+		}
+		return r.object(v), nil
+	case tagBuffer:
 		b, err := r.raw()
 		if err != nil {
-			return nil, err
+			return zero, err
 		}
-		return r.ref(append([]byte{}, b...)), nil
-	case 'v':
+		v := r.object(s.buffer(b))
+		r.bufLen[len(r.bufLen)-1] = len(b)
+		lastBuf = len(b)
+		return v, nil
+	case tagView:
 		return r.view()
-	case 'a':
+	case tagArray:
 		n, err := r.count()
 		if err != nil {
-			return nil, err
+			return zero, err
 		}
-		arr := make([]any, n)
-		r.ref(arr)
-		for i := range arr {
-			if r.p < len(r.b) && r.b[r.p] == 'h' {
+		arr := r.object(s.array(n))
+		for i := range n {
+			if r.p < len(r.b) && r.b[r.p] == tagHole {
 				r.p++
-				arr[i] = Undefined{}
 				continue
 			}
-			if arr[i], err = r.value(); err != nil {
-				return nil, err
+			el, err := r.value()
+			if err != nil {
+				return zero, err
+			}
+			if err := s.arraySet(arr, i, el); err != nil {
+				return zero, err
 			}
 		}
 		return arr, nil
-	case 'o':
+	case tagObject:
 		n, err := r.count()
 		if err != nil {
-			return nil, err
+			return zero, err
 		}
-		obj := make(map[string]any, n)
-		r.ref(obj)
+		obj := r.object(s.object(n))
 		for range n {
 			k, err := r.str()
 			if err != nil {
-				return nil, err
+				return zero, err
 			}
-			if obj[k], err = r.value(); err != nil {
-				return nil, err
+			v, err := r.value()
+			if err != nil {
+				return zero, err
+			}
+			if err := s.objectSet(obj, k, v); err != nil {
+				return zero, err
 			}
 		}
 		return obj, nil
-	case 'M':
+	case tagMap:
 		n, err := r.count()
 		if err != nil {
-			return nil, err
+			return zero, err
 		}
-		m := &JSMap{Keys: make([]any, 0, n), Values: make([]any, 0, n)}
-		r.ref(m)
+		m := r.object(s.mapOf(n))
 		for range n {
 			k, err := r.value()
 			if err != nil {
-				return nil, err
+				return zero, err
 			}
 			v, err := r.value()
 			if err != nil {
-				return nil, err
+				return zero, err
 			}
-			m.Keys, m.Values = append(m.Keys, k), append(m.Values, v)
+			if err := s.mapSet(m, k, v); err != nil {
+				return zero, err
+			}
 		}
 		return m, nil
-	case 'S':
+	case tagSet:
 		n, err := r.count()
 		if err != nil {
-			return nil, err
+			return zero, err
 		}
-		s := &JSSet{Values: make([]any, 0, n)}
-		r.ref(s)
+		set := r.object(s.setOf(n))
 		for range n {
 			v, err := r.value()
 			if err != nil {
-				return nil, err
+				return zero, err
 			}
-			s.Values = append(s.Values, v)
+			if err := s.setAdd(set, v); err != nil {
+				return zero, err
+			}
 		}
-		return s, nil
-	case 'E':
+		return set, nil
+	case tagError:
 		return r.jsError()
-	case 'X':
+	case tagDOMEx:
 		name, err := r.str()
 		if err != nil {
-			return nil, err
+			return zero, err
 		}
 		msg, err := r.str()
 		if err != nil {
-			return nil, err
+			return zero, err
 		}
-		return r.ref(&JSError{Name: name, Message: msg, DOMException: true}), nil
-	case 'L', 'f':
-		b := &JSBlob{File: tag == 'f'}
-		if b.File {
-			if b.Name, err = r.str(); err != nil {
-				return nil, err
+		return r.object(s.domException(name, msg)), nil
+	case tagBlob, tagFile:
+		var name, typ string
+		var lastModified float64
+		if tag == tagFile {
+			if name, err = r.str(); err != nil {
+				return zero, err
 			}
 		}
-		if b.Type, err = r.str(); err != nil {
-			return nil, err
+		if typ, err = r.str(); err != nil {
+			return zero, err
 		}
-		if b.File {
-			if b.LastModified, err = r.f64(); err != nil {
-				return nil, err
+		if tag == tagFile {
+			if lastModified, err = r.f64(); err != nil {
+				return zero, err
 			}
 		}
 		data, err := r.raw()
 		if err != nil {
-			return nil, err
+			return zero, err
 		}
-		b.Data = append([]byte{}, data...)
-		return r.ref(b), nil
-	case 'r':
+		if tag == tagFile {
+			return r.object(s.file(name, typ, lastModified, data)), nil
+		}
+		return r.object(s.blob(typ, data)), nil
+	case tagRef:
 		n, err := r.varint()
 		if err != nil {
-			return nil, err
+			return zero, err
 		}
-		if n >= uint64(len(r.refs)) || r.refs[n] == nil {
-			return nil, fmt.Errorf("bad back reference %d", n)
+		if n >= uint64(len(r.refs)) || !r.known[n] {
+			return zero, fmt.Errorf("bad back reference %d", n)
 		}
+		lastBuf = r.bufLen[n]
 		return r.refs[n], nil
 	}
-	return nil, fmt.Errorf("unknown tag 0x%02x at offset %d", tag, r.p-1)
+	return zero, fmt.Errorf("unknown tag 0x%02x at offset %d", tag, r.p-1)
 }
 
-func (r *wireReader) view() (any, error) {
+func (r *wireReader[V]) view() (V, error) {
+	var zero V
 	kind, err := r.byte()
 	if err != nil {
-		return nil, err
+		return zero, err
 	}
 	if int(kind) >= len(viewKinds) {
-		return nil, fmt.Errorf("unknown view kind %d", kind)
+		return zero, fmt.Errorf("unknown view kind %d", kind)
 	}
-	idx := len(r.refs)
-	r.refs = append(r.refs, nil)
-	bufV, err := r.value()
+	i := r.slot()
+	buf, err := r.value()
 	if err != nil {
-		return nil, err
+		return zero, err
 	}
-	buf, ok := bufV.([]byte)
-	if !ok {
-		return nil, errors.New("view over something that is not an ArrayBuffer")
+	size := r.lastBuf
+	if size < 0 {
+		return zero, errors.New("view over something that is not an ArrayBuffer")
 	}
 	off, err := r.varint()
 	if err != nil {
-		return nil, err
+		return zero, err
 	}
 	n, err := r.varint()
 	if err != nil {
-		return nil, err
+		return zero, err
 	}
-	size := uint64(1)
-	switch viewKinds[kind] {
-	case "Int16Array", "Uint16Array":
-		size = 2
-	case "Int32Array", "Uint32Array", "Float32Array":
-		size = 4
-	case "Float64Array", "BigInt64Array", "BigUint64Array":
-		size = 8
+	el := viewElementSize(int(kind))
+	if n > uint64(size) || off > uint64(size) || off+n*el > uint64(size) || (el > 1 && off%el != 0) {
+		return zero, errors.New("view out of its buffer's bounds")
 	}
-	if n > uint64(len(buf)) || off > uint64(len(buf)) || off+n*size > uint64(len(buf)) {
-		return nil, errors.New("view out of its buffer's bounds")
+	v, err := r.sink.view(int(kind), buf, off, n)
+	if err != nil {
+		return zero, err
 	}
-	v := &JSTypedArray{Type: viewKinds[kind], Data: buf[off : off+n*size]}
-	r.refs[idx] = v
-	return v, nil
+	return r.fill(i, v), nil
 }
 
-func (r *wireReader) jsError() (any, error) {
+func (r *wireReader[V]) jsError() (V, error) {
+	var zero V
 	name, err := r.str()
 	if err != nil {
-		return nil, err
+		return zero, err
 	}
 	flags, err := r.byte()
 	if err != nil {
-		return nil, err
+		return zero, err
 	}
-	e := &JSError{Name: name}
-	if flags&1 != 0 {
-		if e.Message, err = r.str(); err != nil {
-			return nil, err
+	var message, stack *string
+	if flags&errHasMessage != 0 {
+		m, err := r.str()
+		if err != nil {
+			return zero, err
 		}
+		message = &m
 	}
-	if flags&2 != 0 {
-		if e.Stack, err = r.str(); err != nil {
-			return nil, err
+	if flags&errHasStack != 0 {
+		s, err := r.str()
+		if err != nil {
+			return zero, err
 		}
+		stack = &s
 	}
-	r.ref(e)
-	if flags&4 != 0 {
-		if e.Cause, err = r.value(); err != nil {
-			return nil, err
+	e, err := r.sink.jsError(name, message, stack)
+	if err != nil {
+		return zero, err
+	}
+	r.object(e)
+	if flags&errHasCause != 0 {
+		cause, err := r.value()
+		if err != nil {
+			return zero, err
+		}
+		if err := r.sink.errorCause(e, cause); err != nil {
+			return zero, err
 		}
 	}
 	return e, nil

@@ -185,7 +185,7 @@ func (c *jsCodec) throwUncloneable(v goja.Value) {
 
 // serialize encodes a JavaScript value in the wire format.
 func (c *jsCodec) serialize(v goja.Value) []byte {
-	e := &jsEncoder{c: c, w: wireWriter{buf: []byte{wireVersion}}, seen: map[*goja.Object]uint64{}}
+	e := &jsEncoder{c: c, w: newWireWriter(), seen: map[*goja.Object]uint64{}}
 	e.value(v)
 	return e.w.buf
 }
@@ -212,33 +212,31 @@ func (e *jsEncoder) value(v goja.Value) {
 	}
 	switch {
 	case v == nil || goja.IsUndefined(v):
-		e.w.buf = append(e.w.buf, 'u')
+		e.w.undefined()
 		return
 	case goja.IsNull(v):
-		e.w.buf = append(e.w.buf, 'n')
+		e.w.null()
 		return
 	case goja.IsNumber(v):
 		e.w.number(v.ToFloat())
 		return
 	case goja.IsString(v):
-		e.w.buf = append(e.w.buf, 's')
-		e.w.str(v.String())
+		e.w.text(v.String())
 		return
 	case goja.IsBigInt(v):
-		_ = e.w.value(v.Export().(*big.Int))
+		e.w.bigint(v.Export().(*big.Int))
 		return
 	}
 	obj, ok := v.(*goja.Object)
 	if !ok {
 		if _, sym := v.(*goja.Symbol); !sym && v.ExportType() != nil && v.ExportType().Kind() == reflect.Bool {
-			_ = e.w.value(v.ToBoolean())
+			e.w.boolean(v.ToBoolean())
 			return
 		}
 		c.throwUncloneable(v)
 	}
 	if n, ok := e.seen[obj]; ok {
-		e.w.buf = append(e.w.buf, 'r')
-		e.w.varint(n)
+		e.w.backRef(n)
 		return
 	}
 	if _, fn := goja.AssertFunction(obj); fn {
@@ -251,8 +249,7 @@ func (e *jsEncoder) value(v goja.Value) {
 			panic(c.call(c.wire().detached))
 		}
 		e.seen[obj] = uint64(len(e.seen))
-		e.w.buf = append(e.w.buf, 'B')
-		e.w.bytes(ab.Bytes())
+		e.w.buffer(ab.Bytes())
 		return
 	case typePromise, typeProxy:
 		c.throwUncloneable(v)
@@ -261,28 +258,24 @@ func (e *jsEncoder) value(v goja.Value) {
 	switch obj.ClassName() {
 	case "Array":
 		n := obj.Get("length").ToInteger()
-		e.w.buf = append(e.w.buf, 'a')
-		e.w.varint(uint64(n))
+		e.w.array(int(n))
 		for i := int64(0); i < n; i++ {
 			el := obj.Get(strconv.FormatInt(i, 10))
 			if el == nil {
-				e.w.buf = append(e.w.buf, 'h')
+				e.w.hole()
 				continue
 			}
 			e.value(el)
 		}
 		return
 	case "Date":
-		e.w.buf = append(e.w.buf, 'D')
-		e.w.f64(c.call(c.wire().dateTime, obj).ToFloat())
+		e.w.date(c.call(c.wire().dateTime, obj).ToFloat())
 		return
 	case "RegExp":
-		e.w.buf = append(e.w.buf, 'R')
-		e.w.str(obj.Get("source").String())
-		e.w.str(obj.Get("flags").String())
+		e.w.regexp(obj.Get("source").String(), obj.Get("flags").String())
 		return
 	case "Boolean", "Number", "String":
-		e.w.buf = append(e.w.buf, 'w')
+		e.w.wrapper()
 		e.value(c.call(c.wire().unwrap, obj))
 		return
 	case "Error":
@@ -290,8 +283,8 @@ func (e *jsEncoder) value(v goja.Value) {
 		return
 	}
 	if obj.ExportType() == typeBigInt { // a BigInt wrapper object
-		e.w.buf = append(e.w.buf, 'w')
-		_ = e.w.value(obj.Export().(*big.Int))
+		e.w.wrapper()
+		e.w.bigint(obj.Export().(*big.Int))
 		return
 	}
 	// An object whose prototype is Object.prototype (or null) is an
@@ -305,10 +298,9 @@ func (e *jsEncoder) value(v goja.Value) {
 	// Plain objects and class instances: own enumerable string keys only;
 	// the prototype (and so any method or getter on it) is not kept.
 	keys := obj.Keys()
-	e.w.buf = append(e.w.buf, 'o')
-	e.w.varint(uint64(len(keys)))
+	e.w.object(len(keys))
 	for _, k := range keys {
-		e.w.str(k)
+		e.w.key(k)
 		e.value(obj.Get(k))
 	}
 }
@@ -326,8 +318,7 @@ func (e *jsEncoder) classed(obj *goja.Object) bool {
 	if vm.InstanceOf(obj, c.mapCtor) {
 		flat := c.call(c.wire().mapEntries, obj).(*goja.Object)
 		n := flat.Get("length").ToInteger()
-		e.w.buf = append(e.w.buf, 'M')
-		e.w.varint(uint64(n / 2))
+		e.w.mapOf(int(n / 2))
 		for i := int64(0); i < n; i++ {
 			e.value(flat.Get(strconv.FormatInt(i, 10)))
 		}
@@ -336,8 +327,7 @@ func (e *jsEncoder) classed(obj *goja.Object) bool {
 	if set, _ := c.set(); vm.InstanceOf(obj, set) {
 		vals := c.call(c.wire().setValues, obj).(*goja.Object)
 		n := vals.Get("length").ToInteger()
-		e.w.buf = append(e.w.buf, 'S')
-		e.w.varint(uint64(n))
+		e.w.setOf(int(n))
 		for i := int64(0); i < n; i++ {
 			e.value(vals.Get(strconv.FormatInt(i, 10)))
 		}
@@ -347,15 +337,10 @@ func (e *jsEncoder) classed(obj *goja.Object) bool {
 		var data []byte
 		_ = vm.ExportTo(c.call(c.wire().blobBytes, obj), &data)
 		if file := c.iso.original("File"); file != nil && vm.InstanceOf(obj, file) {
-			e.w.buf = append(e.w.buf, 'f')
-			e.w.str(obj.Get("name").String())
-			e.w.str(obj.Get("type").String())
-			e.w.f64(obj.Get("lastModified").ToFloat())
+			e.w.file(obj.Get("name").String(), obj.Get("type").String(), obj.Get("lastModified").ToFloat(), data)
 		} else {
-			e.w.buf = append(e.w.buf, 'L')
-			e.w.str(obj.Get("type").String())
+			e.w.blob(obj.Get("type").String(), data)
 		}
-		e.w.bytes(data)
 		return true
 	}
 	for _, name := range refusedBuiltins {
@@ -390,22 +375,19 @@ func (e *jsEncoder) view(obj *goja.Object) {
 	if kind < 0 {
 		c.throwUncloneable(obj)
 	}
-	e.w.buf = append(e.w.buf, 'v', byte(kind))
+	e.w.view(kind)
 	e.value(obj.Get("buffer"))
-	e.w.varint(uint64(obj.Get("byteOffset").ToInteger()))
+	n := obj.Get("length")
 	if viewKinds[kind] == "DataView" {
-		e.w.varint(uint64(obj.Get("byteLength").ToInteger()))
-	} else {
-		e.w.varint(uint64(obj.Get("length").ToInteger()))
+		n = obj.Get("byteLength")
 	}
+	e.w.viewRange(uint64(obj.Get("byteOffset").ToInteger()), uint64(n.ToInteger()))
 }
 
 func (e *jsEncoder) jsError(obj *goja.Object) {
 	c := e.c
 	if domEx := c.iso.original("DOMException"); domEx != nil && c.vm.InstanceOf(obj, domEx) {
-		e.w.buf = append(e.w.buf, 'X')
-		e.w.str(obj.Get("name").String())
-		e.w.str(obj.Get("message").String())
+		e.w.domException(obj.Get("name").String(), obj.Get("message").String())
 		return
 	}
 	name := "Error"
@@ -421,29 +403,16 @@ func (e *jsEncoder) jsError(obj *goja.Object) {
 			hasCause = true
 		}
 	}
-	var stack string
-	if s := obj.Get("stack"); s != nil && goja.IsString(s) {
-		stack = s.String()
-	}
-	flags := byte(0)
+	var message, stack *string
 	if hasMessage {
-		flags |= 1
+		m := obj.Get("message").String()
+		message = &m
 	}
-	if stack != "" {
-		flags |= 2
+	if s := obj.Get("stack"); s != nil && goja.IsString(s) && s.String() != "" {
+		st := s.String()
+		stack = &st
 	}
-	if hasCause {
-		flags |= 4
-	}
-	e.w.buf = append(e.w.buf, 'E')
-	e.w.str(name)
-	e.w.buf = append(e.w.buf, flags)
-	if hasMessage {
-		e.w.str(obj.Get("message").String())
-	}
-	if stack != "" {
-		e.w.str(stack)
-	}
+	e.w.errorHead(name, message, stack, hasCause)
 	if hasCause {
 		e.value(obj.Get("cause"))
 	}
@@ -452,303 +421,129 @@ func (e *jsEncoder) jsError(obj *goja.Object) {
 // deserialize decodes the wire format into a JavaScript value. Bytes that
 // are not in the format throw an Error.
 func (c *jsCodec) deserialize(data []byte) goja.Value {
-	corrupt := func() { panic(c.vm.NewGoError(errors.New("celld: stored or transmitted value is corrupt"))) }
-	if len(data) == 0 || data[0] != wireVersion {
-		corrupt()
-	}
-	d := &jsDecoder{c: c, r: wireReader{b: data, p: 1}}
-	v, err := d.value()
-	if err != nil || d.r.p != len(data) {
-		corrupt()
+	v, err := readWire[goja.Value](data, jsSink{c})
+	if err != nil {
+		panic(c.vm.NewGoError(errors.New("celld: stored or transmitted value is corrupt")))
 	}
 	return v
 }
 
-type jsDecoder struct {
-	c    *jsCodec
-	r    wireReader
-	refs []goja.Value
-}
+// jsSink builds JavaScript values from the wire format. A constructor
+// that throws (it cannot for what the reader has checked) throws into the
+// script.
+type jsSink struct{ c *jsCodec }
 
-func (d *jsDecoder) keep(v goja.Value) goja.Value {
-	d.refs = append(d.refs, v)
-	return v
-}
+var _ wireSink[goja.Value] = jsSink{}
 
-func (d *jsDecoder) construct(ctor *goja.Object, args ...goja.Value) *goja.Object {
-	o, err := d.c.vm.New(ctor, args...)
+func (s jsSink) construct(ctor *goja.Object, args ...goja.Value) *goja.Object {
+	o, err := s.c.vm.New(ctor, args...)
 	if err != nil {
 		panic(err)
 	}
 	return o
 }
 
-func (d *jsDecoder) value() (goja.Value, error) {
-	vm := d.c.vm
-	r := &d.r
-	r.depth++
-	defer func() { r.depth-- }()
-	if r.depth > maxWireDepth {
-		return nil, errors.New("nested too deeply")
-	}
-	tag, err := r.byte()
-	if err != nil {
-		return nil, err
-	}
-	switch tag {
-	case 'u':
-		return goja.Undefined(), nil
-	case 'n':
-		return goja.Null(), nil
-	case 'T':
-		return vm.ToValue(true), nil
-	case 'F':
-		return vm.ToValue(false), nil
-	case 'i', 'd', 's', 'g':
-		r.p--
-		v, err := r.value() // a primitive: the Go reader's value is the JavaScript one
-		if err != nil {
-			return nil, err
-		}
-		return vm.ToValue(v), nil
-	case 'w':
-		i := len(d.refs)
-		d.refs = append(d.refs, nil)
-		prim, err := d.value()
-		if err != nil {
-			return nil, err
-		}
-		d.refs[i] = prim.ToObject(vm)
-		return d.refs[i], nil
-	case 'D':
-		ms, err := r.f64()
-		if err != nil {
-			return nil, err
-		}
-		return d.keep(d.construct(d.c.builtin("Date"), vm.ToValue(ms))), nil
-	case 'R':
-		src, err := r.str()
-		if err != nil {
-			return nil, err
-		}
-		flags, err := r.str()
-		if err != nil {
-			return nil, err
-		}
-		return d.keep(d.construct(d.c.builtin("RegExp"), vm.ToValue(src), vm.ToValue(flags))), nil
-	case 'B':
-		b, err := r.raw()
-		if err != nil {
-			return nil, err
-		}
-		return d.keep(vm.ToValue(vm.NewArrayBuffer(append([]byte{}, b...)))), nil
-	case 'v':
-		return d.view()
-	case 'a':
-		n, err := r.count()
-		if err != nil {
-			return nil, err
-		}
-		// As new Array(n) (the intrinsic, length n, holes until set)
-		// without a constructor call: an RPC's argument list is one.
-		arr := vm.NewArray()
-		if n > 0 {
-			if err := arr.Set("length", n); err != nil {
-				return nil, err
-			}
-		}
-		d.keep(arr)
-		for i := range n {
-			if r.p < len(r.b) && r.b[r.p] == 'h' {
-				r.p++
-				continue
-			}
-			el, err := d.value()
-			if err != nil {
-				return nil, err
-			}
-			if err := arr.Set(strconv.Itoa(i), el); err != nil {
-				return nil, err
-			}
-		}
-		return arr, nil
-	case 'o':
-		n, err := r.count()
-		if err != nil {
-			return nil, err
-		}
-		obj := vm.NewObject()
-		d.keep(obj)
-		for range n {
-			k, err := r.str()
-			if err != nil {
-				return nil, err
-			}
-			v, err := d.value()
-			if err != nil {
-				return nil, err
-			}
-			if k == "__proto__" {
-				err = obj.DefineDataProperty(k, v, goja.FLAG_TRUE, goja.FLAG_TRUE, goja.FLAG_TRUE)
-			} else {
-				err = obj.Set(k, v)
-			}
-			if err != nil {
-				return nil, err
-			}
-		}
-		return obj, nil
-	case 'M', 'S':
-		n, err := r.count()
-		if err != nil {
-			return nil, err
-		}
-		ctor, add := d.c.mapCtor, d.c.mapSet
-		if tag == 'S' {
-			ctor, add = d.c.set()
-		}
-		coll := d.construct(ctor)
-		d.keep(coll)
-		for range n {
-			k, err := d.value()
-			if err != nil {
-				return nil, err
-			}
-			args := []goja.Value{k}
-			if tag == 'M' {
-				v, err := d.value()
-				if err != nil {
-					return nil, err
-				}
-				args = append(args, v)
-			}
-			if _, err := add(coll, args...); err != nil {
-				return nil, err
-			}
-		}
-		return coll, nil
-	case 'E':
-		return d.jsError()
-	case 'X':
-		name, err := r.str()
-		if err != nil {
-			return nil, err
-		}
-		msg, err := r.str()
-		if err != nil {
-			return nil, err
-		}
-		return d.keep(d.construct(d.c.iso.preludeGlobal("DOMException"), vm.ToValue(msg), vm.ToValue(name))), nil
-	case 'L', 'f':
-		var name, typ string
-		var lastModified float64
-		if tag == 'f' {
-			if name, err = r.str(); err != nil {
-				return nil, err
-			}
-		}
-		if typ, err = r.str(); err != nil {
-			return nil, err
-		}
-		if tag == 'f' {
-			if lastModified, err = r.f64(); err != nil {
-				return nil, err
-			}
-		}
-		data, err := r.raw()
-		if err != nil {
-			return nil, err
-		}
-		buf := vm.ToValue(vm.NewArrayBuffer(append([]byte{}, data...)))
-		if tag == 'f' {
-			return d.keep(d.c.call(d.c.wire().makeFile, buf, vm.ToValue(name), vm.ToValue(typ), vm.ToValue(lastModified))), nil
-		}
-		return d.keep(d.c.call(d.c.wire().makeBlob, buf, vm.ToValue(typ))), nil
-	case 'r':
-		n, err := r.varint()
-		if err != nil {
-			return nil, err
-		}
-		if n >= uint64(len(d.refs)) || d.refs[n] == nil {
-			return nil, errors.New("bad back reference")
-		}
-		return d.refs[n], nil
-	}
-	return nil, errors.New("unknown tag")
+func (s jsSink) undefined() goja.Value           { return goja.Undefined() }
+func (s jsSink) null() goja.Value                { return goja.Null() }
+func (s jsSink) boolean(b bool) goja.Value       { return s.c.vm.ToValue(b) }
+func (s jsSink) number(f float64) goja.Value     { return s.c.vm.ToValue(f) }
+func (s jsSink) text(str string) goja.Value      { return s.c.vm.ToValue(str) }
+func (s jsSink) bigint(n *big.Int) goja.Value    { return s.c.vm.ToValue(n) }
+func (s jsSink) wrapper(p goja.Value) goja.Value { return p.ToObject(s.c.vm) }
+func (s jsSink) date(ms float64) goja.Value {
+	return s.construct(s.c.builtin("Date"), s.c.vm.ToValue(ms))
 }
 
-func (d *jsDecoder) view() (goja.Value, error) {
-	vm := d.c.vm
-	kind, err := d.r.byte()
-	if err != nil {
-		return nil, err
-	}
-	views, _ := d.c.viewCtors()
-	if int(kind) >= len(views) {
-		return nil, errors.New("unknown view kind")
-	}
-	i := len(d.refs)
-	d.refs = append(d.refs, nil)
-	buf, err := d.value()
-	if err != nil {
-		return nil, err
-	}
-	off, err := d.r.varint()
-	if err != nil {
-		return nil, err
-	}
-	n, err := d.r.varint()
-	if err != nil {
-		return nil, err
-	}
-	v := d.construct(views[kind], buf, vm.ToValue(off), vm.ToValue(n))
-	d.refs[i] = v
-	return v, nil
+func (s jsSink) regexp(source, flags string) (goja.Value, error) {
+	return s.construct(s.c.builtin("RegExp"), s.c.vm.ToValue(source), s.c.vm.ToValue(flags)), nil
 }
 
-func (d *jsDecoder) jsError() (goja.Value, error) {
-	vm := d.c.vm
-	r := &d.r
-	name, err := r.str()
-	if err != nil {
-		return nil, err
+func (s jsSink) buffer(data []byte) goja.Value {
+	return s.c.vm.ToValue(s.c.vm.NewArrayBuffer(append([]byte{}, data...)))
+}
+
+func (s jsSink) view(kind int, buf goja.Value, off, n uint64) (goja.Value, error) {
+	views, _ := s.c.viewCtors()
+	return s.construct(views[kind], buf, s.c.vm.ToValue(off), s.c.vm.ToValue(n)), nil
+}
+
+// array is as new Array(n) (the intrinsic, length n, holes until set)
+// without a constructor call: an RPC's argument list is one.
+func (s jsSink) array(n int) goja.Value {
+	arr := s.c.vm.NewArray()
+	if n > 0 {
+		if err := arr.Set("length", n); err != nil {
+			panic(err)
+		}
 	}
-	flags, err := r.byte()
-	if err != nil {
-		return nil, err
+	return arr
+}
+
+func (s jsSink) arraySet(arr goja.Value, i int, el goja.Value) error {
+	return arr.(*goja.Object).Set(strconv.Itoa(i), el)
+}
+
+func (s jsSink) object(int) goja.Value { return s.c.vm.NewObject() }
+
+func (s jsSink) objectSet(obj goja.Value, k string, v goja.Value) error {
+	o := obj.(*goja.Object)
+	if k == "__proto__" {
+		return o.DefineDataProperty(k, v, goja.FLAG_TRUE, goja.FLAG_TRUE, goja.FLAG_TRUE)
 	}
+	return o.Set(k, v)
+}
+
+func (s jsSink) mapOf(int) goja.Value { return s.construct(s.c.mapCtor) }
+
+func (s jsSink) mapSet(m goja.Value, k, v goja.Value) error {
+	_, err := s.c.mapSet(m, k, v)
+	return err
+}
+
+func (s jsSink) setOf(int) goja.Value {
+	ctor, _ := s.c.set()
+	return s.construct(ctor)
+}
+
+func (s jsSink) setAdd(set goja.Value, v goja.Value) error {
+	_, add := s.c.set()
+	_, err := add(set, v)
+	return err
+}
+
+func (s jsSink) jsError(name string, message, stack *string) (goja.Value, error) {
+	vm := s.c.vm
 	if !standardErrors[name] {
 		name = "Error"
 	}
-	ctor := d.c.builtin(name)
+	ctor := s.c.builtin(name)
 	var e *goja.Object
-	if flags&1 != 0 {
-		msg, err := r.str()
-		if err != nil {
-			return nil, err
-		}
-		e = d.construct(ctor, vm.ToValue(msg))
+	if message != nil {
+		e = s.construct(ctor, vm.ToValue(*message))
 	} else {
-		e = d.construct(ctor)
+		e = s.construct(ctor)
 	}
-	if flags&2 != 0 {
-		stack, err := r.str()
-		if err != nil {
-			return nil, err
-		}
-		if err := e.DefineDataProperty("stack", vm.ToValue(stack), goja.FLAG_TRUE, goja.FLAG_TRUE, goja.FLAG_FALSE); err != nil {
-			return nil, err
-		}
-	}
-	d.keep(e)
-	if flags&4 != 0 {
-		cause, err := d.value()
-		if err != nil {
-			return nil, err
-		}
-		if err := e.DefineDataProperty("cause", cause, goja.FLAG_TRUE, goja.FLAG_TRUE, goja.FLAG_FALSE); err != nil {
+	if stack != nil {
+		if err := e.DefineDataProperty("stack", vm.ToValue(*stack), goja.FLAG_TRUE, goja.FLAG_TRUE, goja.FLAG_FALSE); err != nil {
 			return nil, err
 		}
 	}
 	return e, nil
+}
+
+func (s jsSink) errorCause(e goja.Value, cause goja.Value) error {
+	return e.(*goja.Object).DefineDataProperty("cause", cause, goja.FLAG_TRUE, goja.FLAG_TRUE, goja.FLAG_FALSE)
+}
+
+func (s jsSink) domException(name, message string) goja.Value {
+	return s.construct(s.c.iso.preludeGlobal("DOMException"), s.c.vm.ToValue(message), s.c.vm.ToValue(name))
+}
+
+func (s jsSink) blob(typ string, data []byte) goja.Value {
+	return s.c.call(s.c.wire().makeBlob, s.buffer(data), s.c.vm.ToValue(typ))
+}
+
+func (s jsSink) file(name, typ string, lastModified float64, data []byte) goja.Value {
+	vm := s.c.vm
+	return s.c.call(s.c.wire().makeFile, s.buffer(data), vm.ToValue(name), vm.ToValue(typ), vm.ToValue(lastModified))
 }

@@ -177,7 +177,9 @@ func (m *Machine) onCellDone(fx *effects, name string, e Done) {
 
 // judgeOwner decides from the recorded owner's lease whether that owner is
 // alive. Expiry is judged by our clock when the read was issued, plus the
-// skew margin: the record was at least that fresh then.
+// skew margin: the record was at least that fresh then. Independently of
+// any clock offset, an owner whose lease generation this node has seen
+// unchanged for Observe is dead (observedDead).
 func (m *Machine) judgeOwner(fx *effects, e Done, name string, c *cell) {
 	switch e.Outcome {
 	case NotFound:
@@ -193,7 +195,7 @@ func (m *Machine) judgeOwner(fx *effects, e Done, name string, c *cell) {
 		m.giveUp(fx, name, fmt.Sprintf("owner lease %s: %v", LeaseKey(c.prev.Node), err))
 		return
 	}
-	if l.Session != c.prev.Session || c.issuedAt > l.Expires+m.cfg.Margin {
+	if l.Session != c.prev.Session || c.issuedAt > l.Expires+m.cfg.Margin || m.observedDead(l, c.issuedAt, e.Now) {
 		m.claim(fx, name, c, c.prev.Epoch+1)
 		return
 	}
@@ -211,4 +213,18 @@ func (m *Machine) release(fx *effects, now int64, name string) {
 	c.op = m.newOp(opTarget{cell: name})
 	fx.add(Write{Op: c.op, Key: OwnKey(name), Cond: IfMatch, ETag: c.etag,
 		Data: Encode(Own{Node: m.cfg.Node, Session: m.cfg.Session, Epoch: c.epoch, Released: true})})
+}
+
+// observedDead records the lease generation l, read by a read issued at
+// issued and completed at done, and reports whether this node has seen that
+// same generation unchanged for at least Observe by its own clock: from the
+// completion of the first read that returned it (its write came before)
+// to the issue of this one (it was still current after that).
+func (m *Machine) observedDead(l Lease, issued, done int64) bool {
+	s, ok := m.seen[l.Node]
+	if !ok || s.session != l.Session || s.generation != l.Generation {
+		m.seen[l.Node] = leaseSeen{session: l.Session, generation: l.Generation, at: done}
+		return false
+	}
+	return issued-s.at >= m.cfg.Observe
 }

@@ -187,13 +187,14 @@ func (m *Machine) judgePrevious(fx *effects, e Done, l leaseOp) {
 	}
 	// Judge by the clock when the read was issued: the record was at least
 	// this fresh then.
-	if l.issuedAt > prev.Expires+m.cfg.Margin {
+	if l.issuedAt > prev.Expires+m.cfg.Margin || m.observedDead(prev, l.issuedAt, e.Now) {
 		m.lease.reads = 0
 		m.leaseWrite(fx, e.Now, leaseCreate, IfMatch, e.ETag, 1)
 		return
 	}
 	if m.cfg.WaitForPrevious {
-		m.setTimer(fx, TimerStart, prev.Expires+m.cfg.Margin+1)
+		// Look again when either rule could first count it dead.
+		m.setTimer(fx, TimerStart, min(prev.Expires+m.cfg.Margin, m.seen[prev.Node].at+m.cfg.Observe)+1)
 		return
 	}
 	fx.add(StartFailed{Detail: fmt.Sprintf("node name %q is held by a live session %s (kind %s, advertise %q) until %d",

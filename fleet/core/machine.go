@@ -18,8 +18,18 @@ type Config struct {
 	// Default 10000 (CELLD_TTL_MS).
 	TTL int64
 	// Margin is added to another node's published expiry before we call it
-	// dead, covering clock skew between nodes. Default 5000 ms.
+	// dead, covering clock skew between nodes. Default 5000 ms
+	// (CELLD_SKEW_MARGIN_MS).
 	Margin int64
+	// Observe is how long a lease record must stay unchanged (same
+	// session and generation), measured on this node's own clock from the
+	// moment it first saw that generation, before the node counts the
+	// owner dead regardless of clock offsets: an owner renews every third
+	// of its TTL and stops serving when a renewal has not landed by its
+	// expiry, so a generation seen unchanged for a whole TTL has expired
+	// on any clock that runs at about the rate of ours. Default TTL + 1%
+	// of it (clock rates differ by far less: NTP slews at most 0.05%).
+	Observe int64
 	// WaitForPrevious makes a node whose name is held by a live session
 	// wait for that lease to expire; otherwise it reports StartFailed.
 	WaitForPrevious bool
@@ -41,6 +51,7 @@ const (
 	MutSkipEpochBump                // claim at the previous epoch instead of epoch+1
 	MutSkipOwnerLeaseCheck          // take an unreleased cell without reading its owner's lease
 	MutAmbiguousAsRejected          // treat an ambiguous release as not applied: keep serving the cell
+	MutObserveTooShort              // count an owner dead after seeing its lease unchanged for half a TTL
 )
 
 // Settle and retry bounds.
@@ -66,6 +77,15 @@ type Machine struct {
 	nextOp     OpID
 	timerGen   [4]uint64
 	ready      bool
+	seen       map[string]leaseSeen // other nodes' lease records, by node, as first seen
+}
+
+// leaseSeen is a lease generation and when this node first saw it (the
+// completion of the read that returned it: the write came before that).
+type leaseSeen struct {
+	session    string
+	generation uint64
+	at         int64
 }
 
 type opTarget struct {
@@ -81,10 +101,16 @@ func New(cfg Config) *Machine {
 	if cfg.Margin <= 0 {
 		cfg.Margin = 5000
 	}
+	if cfg.Observe < cfg.TTL {
+		cfg.Observe = cfg.TTL + cfg.TTL/100
+	}
+	if cfg.Mutation == MutObserveTooShort {
+		cfg.Observe = cfg.TTL / 2
+	}
 	if cfg.Kind == "" {
 		cfg.Kind = KindNode
 	}
-	return &Machine{cfg: cfg, cells: map[string]*cell{}, ops: map[OpID]opTarget{}}
+	return &Machine{cfg: cfg, cells: map[string]*cell{}, ops: map[OpID]opTarget{}, seen: map[string]leaseSeen{}}
 }
 
 // Config returns the machine's configuration.

@@ -14,7 +14,9 @@ func (w *world) quiesce() {
 	for _, nd := range w.nodes {
 		nd.pausedUntil = 0
 	}
-	w.drain(w.now + 2*(ttl+margin+maxSkewMS))
+	// Long enough for either rule to count a stale lease dead: the
+	// margin past its expiry, or a whole observation window.
+	w.drain(w.now + 2*(ttl+min(w.o.Margin, ttl+ttl/100)+min(w.o.SkewMS, ttl)))
 	for _, nd := range w.nodes {
 		if nd.dead {
 			w.fail("%s still down at quiescence", nd.name)

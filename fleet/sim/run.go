@@ -13,6 +13,12 @@ func Run(o Options) Result {
 	if o.Workload <= 0 {
 		o.Workload = 60000
 	}
+	if o.SkewMS <= 0 {
+		o.SkewMS = maxSkewMS
+	}
+	if o.Margin <= 0 {
+		o.Margin = margin
+	}
 	w := &world{
 		o: o, rng: rand.New(rand.NewPCG(o.Seed, o.Seed^0x9e3779b97f4a7c15)), now: t0,
 		store: map[string]object{}, asked: map[string]bool{},
@@ -20,7 +26,7 @@ func Run(o Options) Result {
 	}
 	n := 2 + w.rng.IntN(4)
 	for i := range n {
-		nd := &node{name: fmt.Sprintf("n%d", i), skew: w.rng.Int64N(2*maxSkewMS+1) - maxSkewMS, drift: w.rng.Int64N(401) - 200, dead: true}
+		nd := &node{name: fmt.Sprintf("n%d", i), skew: w.rng.Int64N(2*o.SkewMS+1) - o.SkewMS, drift: w.rng.Int64N(401) - 200, dead: true}
 		w.nodes = append(w.nodes, nd)
 		w.at(w.now+w.rng.Int64N(500), func() { w.boot(nd) })
 	}
@@ -67,7 +73,7 @@ func (w *world) randomAction() {
 		if !nd.dead {
 			w.tracef("%s(%s) paused", nd.name, nd.session)
 		}
-		w.pause(nd, 1000+w.rng.Int64N(int64(ttl+margin)*2))
+		w.pause(nd, 1000+w.rng.Int64N(int64(ttl+min(w.o.Margin, 2*ttl))*2))
 	}
 }
 
@@ -77,7 +83,7 @@ func (w *world) boot(nd *node) {
 	nd.dead = false
 	nd.m = core.New(core.Config{
 		Node: nd.name, Session: nd.session, Advertise: nd.name + ":8081", Version: "sim",
-		Started: w.clock(nd), TTL: ttl, Margin: margin, WaitForPrevious: true, Mutation: w.o.Mutation,
+		Started: w.clock(nd), TTL: ttl, Margin: w.o.Margin, WaitForPrevious: true, Mutation: w.o.Mutation,
 	})
 	w.tracef("%s boots as %s", nd.name, nd.session)
 	w.deliver(nd, nd.session, func(now int64) core.Event { return core.Start{Now: now} })

@@ -50,6 +50,7 @@ func TestSim_CatchesBrokenCores(t *testing.T) {
 		{"skip epoch bump", core.MutSkipEpochBump},
 		{"acquire without checking the owner's lease", core.MutSkipOwnerLeaseCheck},
 		{"ambiguous write treated as rejected", core.MutAmbiguousAsRejected},
+		{"owner counted dead after its lease was seen unchanged for half a TTL", core.MutObserveTooShort},
 	} {
 		t.Run(m.name, func(t *testing.T) {
 			for s := *first; s < *first+uint64(*seeds); s++ {
@@ -61,4 +62,19 @@ func TestSim_CatchesBrokenCores(t *testing.T) {
 			t.Fatalf("no violation in %d seeds: the checker misses this bug", *seeds)
 		})
 	}
+}
+
+// TestSim_ObservationRuleUnderWideSkew runs schedules whose clocks are
+// minutes apart, far past any margin, with the margin so large that the
+// expiry rule never fires: takeover rests on the observation rule alone
+// (a lease seen unchanged for a TTL and 1% on the observer's own clock),
+// and safety and liveness must still hold.
+func TestSim_ObservationRuleUnderWideSkew(t *testing.T) {
+	n := *seeds / 10
+	for s := *first; s < *first+uint64(n); s++ {
+		if r := Run(Options{Seed: s, SkewMS: 120_000, Margin: 86_400_000}); r.Violation != "" {
+			t.Fatalf("seed %d (replay: go test ./fleet/sim -run ObservationRule -sim.seed=%d -v): %s", s, s, r.Violation)
+		}
+	}
+	t.Logf("%d schedules with clocks up to ±120 s apart, 0 violations", n)
 }

@@ -25,6 +25,13 @@ type Options struct {
 	// Workload is the simulated time (ms) of random requests and faults
 	// before quiescence. Default 60000.
 	Workload int64
+	// SkewMS bounds each node's clock offset (±). Default 2000, inside the
+	// core's default margin; wider skews test the observation rule, which
+	// no offset can fool.
+	SkewMS int64
+	// Margin is the core's skew margin (core.Config.Margin). Default 5000;
+	// a huge one leaves takeover to the observation rule alone.
+	Margin int64
 }
 
 // Result of one run.

@@ -26,6 +26,7 @@ type State struct {
 	DrainDeadlineMS int64 `json:"drain_deadline_ms,omitempty"`
 
 	Cells []Cell `json:"cells"`
+	Waker Waker  `json:"waker"`
 
 	RSSBytes       uint64 `json:"rss_bytes"`
 	HeapBytes      uint64 `json:"heap_bytes"`
@@ -55,6 +56,25 @@ type Counters struct {
 	// them).
 	WebSockets       int `json:"websockets"`
 	ClientWebSockets int `json:"client_websockets"`
+	// AlarmsArmed: resident cells with a Durable Object alarm set.
+	AlarmsArmed int `json:"alarms_armed"`
+	// AlarmsDue: the armed ones whose time has come (firing, or late).
+	AlarmsDue int `json:"alarms_due"`
+	// WakeupsDue: due wake entries in the bucket the waker saw in its last
+	// scan (cells whose owner may be gone); 0 unless this node holds the
+	// waker role.
+	WakeupsDue int `json:"wakeups_due"`
+}
+
+// Waker is the node's view of the waker role (wake/waker.json).
+type Waker struct {
+	Holder bool `json:"holder"`
+	// Pages: LIST pages the last scan read; Woken: cells woken so far.
+	Pages int64 `json:"pages"`
+	Woken int64 `json:"woken"`
+	// Entries: wake entries this node published (PUT) and deleted.
+	Published int64 `json:"published"`
+	Deleted   int64 `json:"deleted"`
 }
 
 // Cell is one cell as /state shows it.

@@ -124,3 +124,26 @@ if (!ArrayBuffer.prototype.transfer) {
     return out;
   });
 }
+// The locale-sensitive methods of the built-ins format with Intl
+// (24_intl.js, 25_intl_number.js), which loads on first use.
+{
+  const dateMethods = { toLocaleString: ["any", "all"], toLocaleDateString: ["date", "date"], toLocaleTimeString: ["time", "time"] };
+  for (const [name, [required, defaults]] of Object.entries(dateMethods)) {
+    define(Date.prototype, name, {
+      [name](locales = undefined, options = undefined) {
+        if (!(this instanceof Date)) throw new TypeError(`Method Date.prototype.${name} called on incompatible receiver`);
+        return internal.dateToLocale(this, locales, options, required, defaults);
+      },
+    }[name]);
+  }
+  define(Number.prototype, "toLocaleString", function toLocaleString(locales = undefined, options = undefined) {
+    return internal.numberToLocale(Number.prototype.valueOf.call(this), locales, options);
+  });
+  define(BigInt.prototype, "toLocaleString", function toLocaleString(locales = undefined, options = undefined) {
+    return internal.numberToLocale(BigInt.prototype.valueOf.call(this), locales, options);
+  });
+  define(String.prototype, "localeCompare", function localeCompare(that, locales = undefined, options = undefined) {
+    if (this === null || this === undefined) throw new TypeError("String.prototype.localeCompare called on null or undefined");
+    return internal.stringCompare(String(this), String(that), locales, options);
+  });
+}

@@ -144,16 +144,10 @@ class CountQueuingStrategy {
   size() { return 1; }
 }
 
-const unsupported = (name) => class {
-  constructor() { throw new TypeError(`celld: ${name} is not supported yet`); }
-};
-
 for (const [name, value] of Object.entries({
   TransformStream, TransformStreamDefaultController,
   TextDecoderStream, TextEncoderStream, IdentityTransformStream, FixedLengthStream,
   ByteLengthQueuingStrategy, CountQueuingStrategy,
-  CompressionStream: unsupported("CompressionStream"),
-  DecompressionStream: unsupported("DecompressionStream"),
 })) internal.expose(name, value);
 
 // maxWholeBody bounds a body read whole (text(), arrayBuffer(), json()…):

@@ -1,4 +1,5 @@
-// Host modules served to the bundle's require(): cloudflare:workers.
+// Host modules served to the bundle's require(): cloudflare:workers and,
+// with Node.js compatibility, node:* (83_node.js).
 
 class DurableObject {
   constructor(ctx, env) {
@@ -36,7 +37,11 @@ internal.require = function require(name) {
   name = String(name);
   if (Object.prototype.hasOwnProperty.call(modules, name)) return modules[name];
   if (name.startsWith("node:")) {
-    throw new Error(`celld: module "${name}" is not available: Node.js compatibility modules are not supported yet`);
+    const m = internal.nodeRequire(name.slice(5));
+    if (m !== undefined) return m;
+    // What workerd says when a module is not there (deploy refuses such
+    // imports first; this is for bundles made elsewhere).
+    throw new Error(`No such module "${name}".`);
   }
   throw new Error(`celld: cannot load module "${name}": the runtime provides only "cloudflare:workers" (bundle everything else into the script)`);
 };

@@ -12,7 +12,20 @@ const run = (f) => {
     return Promise.reject(e);
   }
 };
-const alarmsUnsupported = () => Promise.reject(new Error("celld: Durable Object alarms are not supported yet"));
+// alarmTime is setAlarm's argument in ms: a Date or a number (JSG's
+// kj::Date conversion), truncated to whole milliseconds.
+function alarmTime(t) {
+  let ms;
+  if (t instanceof Date) ms = t.getTime();
+  else if (typeof t === "number") ms = t;
+  else throw new TypeError("Failed to execute 'setAlarm' on 'DurableObjectStorage': parameter 1 is not of type 'date'.");
+  if (!Number.isFinite(ms)) throw new TypeError("The value cannot be converted because it is not a valid Date.");
+  return Math.floor(ms);
+}
+const getAlarmOp = (S) => run(() => S.getAlarm());
+const setAlarmOp = (S, t) => run(() => { S.setAlarm(alarmTime(t)); });
+const deleteAlarmOp = (S) => run(() => { S.deleteAlarm(); });
+const alarmOps = { getAlarmOp, setAlarmOp, deleteAlarmOp };
 const keyOf = (k) => String(k);
 const keysOf = (keys) => Array.from(keys, keyOf);
 const toMap = (flat) => {
@@ -49,7 +62,7 @@ function listSync(S, options) {
 }
 
 // Shared with 98_storage.js (transactions and storage.kv).
-internal.storageOps = { run, alarmsUnsupported, keyOf, getSync, putSync, deleteSync, listSync };
+internal.storageOps = { run, alarmOps, keyOf, getSync, putSync, deleteSync, listSync };
 
 class DurableObjectStorage {
   #S;
@@ -99,9 +112,9 @@ class DurableObjectStorage {
   }
   get sql() { return this.#sql || (this.#sql = internal.makeSql(this.#S)); }
   get kv() { return this.#kv || (this.#kv = internal.makeSyncKv(this.#S)); }
-  getAlarm() { return alarmsUnsupported(); }
-  setAlarm() { return alarmsUnsupported(); }
-  deleteAlarm() { return alarmsUnsupported(); }
+  getAlarm(options = undefined) { return getAlarmOp(this.#S); }
+  setAlarm(scheduledTime, options = undefined) { return setAlarmOp(this.#S, scheduledTime); }
+  deleteAlarm(options = undefined) { return deleteAlarmOp(this.#S); }
   getCurrentBookmark() { return Promise.reject(new Error("celld: point-in-time recovery is not supported yet")); }
   getBookmarkForTime() { return Promise.reject(new Error("celld: point-in-time recovery is not supported yet")); }
   onNextSessionRestoreBookmark() { return Promise.reject(new Error("celld: point-in-time recovery is not supported yet")); }
@@ -246,6 +259,12 @@ internal.objectWebSocket = (instance, ws, kind, data, code, reason, clean) => {
   }
   if (typeof instance.webSocketClose === "function") return instance.webSocketClose(ws, code, reason, clean);
   return undefined;
+};
+
+// objectAlarm runs instance.alarm(alarmInfo).
+internal.objectAlarm = (instance, info) => {
+  if (typeof instance.alarm !== "function") throw new TypeError("Handler does not export an alarm() function.");
+  return instance.alarm(info);
 };
 
 const { hasOwnProperty } = Object.prototype;

@@ -2,7 +2,7 @@
 // API (ctx.storage.kv) of a Durable Object.
 
 const { kCreate } = internal;
-const { run, alarmsUnsupported, keyOf, getSync, putSync, deleteSync, listSync } = internal.storageOps;
+const { run, alarmOps, keyOf, getSync, putSync, deleteSync, listSync } = internal.storageOps;
 
 const kRolledBack = Symbol("rolledBack");
 class DurableObjectTransaction {
@@ -17,9 +17,9 @@ class DurableObjectTransaction {
   delete(keys, options = undefined) { return run(() => deleteSync(this.#S, keys)); }
   list(options = undefined) { return run(() => listSync(this.#S, options)); }
   rollback() { this[kRolledBack] = true; }
-  getAlarm() { return alarmsUnsupported(); }
-  setAlarm() { return alarmsUnsupported(); }
-  deleteAlarm() { return alarmsUnsupported(); }
+  getAlarm(options = undefined) { return alarmOps.getAlarmOp(this.#S); }
+  setAlarm(scheduledTime, options = undefined) { return alarmOps.setAlarmOp(this.#S, scheduledTime); }
+  deleteAlarm(options = undefined) { return alarmOps.deleteAlarmOp(this.#S); }
 }
 
 class SyncKvStorage {

@@ -1,0 +1,7 @@
+package d1
+
+import "github.com/celldgo/celld/host"
+
+// Kind registers D1 databases as built-in cells: d1:<database_id or
+// database_name> (CellName), run by Handle.
+var Kind = host.Kind{Name: "d1", Handler: Handle}

@@ -1,0 +1,466 @@
+// Package r2js is the JavaScript half of R2: the R2Bucket an r2_buckets
+// binding puts in env, on package r2. binding.js parses options and
+// builds R2Object/R2ObjectBody values; the natives here run the calls off
+// the isolate's loop and stream bodies both ways.
+package r2js
+
+import (
+	"bytes"
+	"context"
+	_ "embed"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
+	"reflect"
+	"time"
+
+	"github.com/dop251/goja"
+
+	"github.com/celldgo/celld/bucket"
+	"github.com/celldgo/celld/r2"
+	"github.com/celldgo/celld/worker"
+)
+
+//go:embed binding.js
+var bindingSource string
+
+var bindingProgram = goja.MustCompile("r2/r2js/binding.js", bindingSource, true)
+
+// Binding is the env value of an r2_buckets binding on b. In a Durable
+// Object's isolate every mutation first waits for the object's earlier
+// writes to be durable (the output gate).
+func Binding(b *r2.Bucket) worker.Binding {
+	return func(h *worker.Host) (goja.Value, error) {
+		vm := h.VM()
+		f, err := vm.RunProgram(bindingProgram)
+		if err != nil {
+			return nil, fmt.Errorf("r2 binding: %w", err)
+		}
+		factory, ok := goja.AssertFunction(f)
+		if !ok {
+			return nil, fmt.Errorf("r2 binding: binding.js is not a function")
+		}
+		bk := b
+		if gate := h.OutputGate(); gate != nil {
+			bk = b.WithGate(gate)
+		}
+		n := natives{h: h, b: bk}
+		obj := vm.NewObject()
+		for name, fn := range map[string]func(goja.FunctionCall) goja.Value{
+			"head": n.head, "get": n.get, "put": n.put, "delete": n.delete, "list": n.list,
+			"create": n.create, "uploadPart": n.uploadPart, "complete": n.complete, "abort": n.abort,
+		} {
+			if err := obj.Set(name, fn); err != nil {
+				return nil, fmt.Errorf("r2 binding: %w", err)
+			}
+		}
+		return factory(goja.Undefined(), obj)
+	}
+}
+
+var typeBytes = reflect.TypeOf([]byte(nil))
+
+type natives struct {
+	h *worker.Host
+	b *r2.Bucket
+}
+
+type settle = func(*goja.Runtime) (goja.Value, error)
+
+func (n natives) async(work func(ctx context.Context) settle) goja.Value {
+	ctx := n.h.Context()
+	return n.h.Async(func() func(*goja.Runtime) (goja.Value, error) { return work(ctx) })
+}
+
+// thrown rejects with an Error carrying err's text.
+func thrown(vm *goja.Runtime, err error) error {
+	ctor, ok := goja.AssertConstructor(vm.Get("Error"))
+	if !ok {
+		return err
+	}
+	obj, cerr := ctor(nil, vm.ToValue(err.Error()))
+	if cerr != nil {
+		return err
+	}
+	return vm.Try(func() { panic(obj) })
+}
+
+// record is an object as binding.js reads it (times in unix ms).
+type record struct {
+	Key            string            `json:"key"`
+	Version        string            `json:"version"`
+	Size           int64             `json:"size"`
+	ETag           string            `json:"etag"`
+	Uploaded       int64             `json:"uploaded"`
+	HTTPMetadata   map[string]any    `json:"httpMetadata"`
+	CustomMetadata map[string]string `json:"customMetadata"`
+	Checksums      map[string]string `json:"checksums"`
+	StorageClass   string            `json:"storageClass"`
+	Range          *r2.Range         `json:"range,omitempty"`
+}
+
+func toRecord(o *r2.Object) record {
+	hm := map[string]any{}
+	for k, v := range map[string]string{
+		"contentType": o.HTTP.ContentType, "contentLanguage": o.HTTP.ContentLanguage,
+		"contentDisposition": o.HTTP.ContentDisposition, "contentEncoding": o.HTTP.ContentEncoding,
+		"cacheControl": o.HTTP.CacheControl,
+	} {
+		if v != "" {
+			hm[k] = v
+		}
+	}
+	if o.HTTP.CacheExpiry != nil {
+		hm["cacheExpiry"] = o.HTTP.CacheExpiry.UnixMilli()
+	}
+	return record{Key: o.Key, Version: o.Version, Size: o.Size, ETag: o.ETag, Uploaded: o.Uploaded.UnixMilli(),
+		HTTPMetadata: hm, CustomMetadata: o.Custom, Checksums: o.Checksums, StorageClass: o.StorageClass, Range: o.Range}
+}
+
+func recordJSON(o *r2.Object) string {
+	b, _ := json.Marshal(toRecord(o))
+	return string(b)
+}
+
+func objectValue(vm *goja.Runtime, o *r2.Object) goja.Value {
+	if o == nil {
+		return goja.Null()
+	}
+	return vm.ToValue(recordJSON(o))
+}
+
+// Options as binding.js sends them.
+type etagJSON struct {
+	Value    string `json:"value"`
+	Weak     bool   `json:"weak"`
+	Wildcard bool   `json:"wildcard"`
+}
+
+type condJSON struct {
+	ETagMatches        []etagJSON `json:"etagMatches"`
+	ETagDoesNotMatch   []etagJSON `json:"etagDoesNotMatch"`
+	UploadedBefore     *float64   `json:"uploadedBefore"`
+	UploadedAfter      *float64   `json:"uploadedAfter"`
+	SecondsGranularity bool       `json:"secondsGranularity"`
+}
+
+func (c *condJSON) conditional() *r2.Conditional {
+	if c == nil {
+		return nil
+	}
+	etags := func(in []etagJSON) []r2.ETagCond {
+		if in == nil {
+			return nil
+		}
+		out := make([]r2.ETagCond, 0, len(in))
+		for _, e := range in {
+			out = append(out, r2.ETagCond(e))
+		}
+		return out
+	}
+	ms := func(v *float64) *time.Time {
+		if v == nil {
+			return nil
+		}
+		t := time.UnixMilli(int64(*v))
+		return &t
+	}
+	return &r2.Conditional{ETagMatches: etags(c.ETagMatches), ETagDoesNotMatch: etags(c.ETagDoesNotMatch),
+		UploadedBefore: ms(c.UploadedBefore), UploadedAfter: ms(c.UploadedAfter), SecondsGranularity: c.SecondsGranularity}
+}
+
+type httpJSON struct {
+	ContentType        string   `json:"contentType"`
+	ContentLanguage    string   `json:"contentLanguage"`
+	ContentDisposition string   `json:"contentDisposition"`
+	ContentEncoding    string   `json:"contentEncoding"`
+	CacheControl       string   `json:"cacheControl"`
+	CacheExpiry        *float64 `json:"cacheExpiry"`
+}
+
+func (h httpJSON) metadata() r2.HTTPMetadata {
+	m := r2.HTTPMetadata{ContentType: h.ContentType, ContentLanguage: h.ContentLanguage,
+		ContentDisposition: h.ContentDisposition, ContentEncoding: h.ContentEncoding, CacheControl: h.CacheControl}
+	if h.CacheExpiry != nil {
+		t := time.UnixMilli(int64(*h.CacheExpiry)).UTC()
+		m.CacheExpiry = &t
+	}
+	return m
+}
+
+type optsJSON struct {
+	Range          *r2.GetRange      `json:"-"`
+	RangeRaw       *rangeJSON        `json:"range"`
+	OnlyIf         *condJSON         `json:"onlyIf"`
+	HTTPMetadata   httpJSON          `json:"httpMetadata"`
+	CustomMetadata map[string]string `json:"customMetadata"`
+	Checksums      map[string]string `json:"checksums"`
+	StorageClass   string            `json:"storageClass"`
+	Prefix         string            `json:"prefix"`
+	Delimiter      string            `json:"delimiter"`
+	Cursor         string            `json:"cursor"`
+	StartAfter     string            `json:"startAfter"`
+	Limit          *int              `json:"limit"`
+	Include        []string          `json:"include"`
+}
+
+type rangeJSON struct {
+	Offset *int64 `json:"offset"`
+	Length *int64 `json:"length"`
+	Suffix *int64 `json:"suffix"`
+}
+
+func parseOpts(vm *goja.Runtime, v goja.Value) optsJSON {
+	var o optsJSON
+	if err := json.Unmarshal([]byte(v.String()), &o); err != nil {
+		panic(vm.NewTypeError("r2: options: %v", err))
+	}
+	return o
+}
+
+// body reads a put value: a string, a Uint8Array binding.js made, or a
+// ReadableStream read off the loop.
+func (n natives) body(vm *goja.Runtime, v goja.Value) (io.ReadCloser, int64) {
+	if goja.IsString(v) {
+		s := v.String()
+		return io.NopCloser(bytes.NewReader([]byte(s))), int64(len(s))
+	}
+	if obj, ok := v.(*goja.Object); ok {
+		if obj.ExportType() == typeBytes {
+			var ab []byte
+			if err := vm.ExportTo(obj, &ab); err != nil {
+				panic(vm.NewTypeError("r2: body: %v", err))
+			}
+			return io.NopCloser(bytes.NewReader(ab)), int64(len(ab))
+		}
+		rc, err := n.h.StreamReader(obj)
+		if err != nil {
+			panic(vm.NewTypeError("r2: body: %v", err))
+		}
+		return rc, -1
+	}
+	panic(vm.NewTypeError("r2: body of an unexpected type"))
+}
+
+func (n natives) head(call goja.FunctionCall) goja.Value {
+	key := call.Argument(0).String()
+	return n.async(func(ctx context.Context) settle {
+		o, err := n.b.Head(ctx, key)
+		return func(vm *goja.Runtime) (goja.Value, error) {
+			if err != nil {
+				return nil, thrown(vm, err)
+			}
+			return objectValue(vm, o), nil
+		}
+	})
+}
+
+// get(key, opts) -> null | [recordJSON, ReadableStream | null]
+func (n natives) get(call goja.FunctionCall) goja.Value {
+	vm := n.h.VM()
+	key := call.Argument(0).String()
+	o := parseOpts(vm, call.Argument(1))
+	var opts r2.GetOptions
+	if o.RangeRaw != nil {
+		opts.Range = &r2.GetRange{Offset: o.RangeRaw.Offset, Length: o.RangeRaw.Length, Suffix: o.RangeRaw.Suffix}
+	}
+	opts.OnlyIf = o.OnlyIf.conditional()
+	h := n.h
+	return n.async(func(ctx context.Context) settle {
+		obj, rc, err := n.b.Get(ctx, key, opts)
+		return func(vm *goja.Runtime) (goja.Value, error) {
+			if err != nil {
+				return nil, thrown(vm, err)
+			}
+			if obj == nil {
+				return goja.Null(), nil
+			}
+			if rc == nil {
+				return vm.NewArray(recordJSON(obj), goja.Null()), nil
+			}
+			stream, err := h.ReadableStream(rc)
+			if err != nil {
+				return nil, err
+			}
+			return vm.NewArray(recordJSON(obj), stream), nil
+		}
+	})
+}
+
+// put(key, body, opts) -> recordJSON | null
+func (n natives) put(call goja.FunctionCall) goja.Value {
+	vm := n.h.VM()
+	key := call.Argument(0).String()
+	o := parseOpts(vm, call.Argument(2))
+	po := r2.PutOptions{HTTP: o.HTTPMetadata.metadata(), Custom: o.CustomMetadata, StorageClass: o.StorageClass,
+		OnlyIf: o.OnlyIf.conditional(), Checksums: map[string][]byte{}}
+	for f, hx := range o.Checksums {
+		b, err := hex.DecodeString(hx)
+		if err != nil {
+			panic(vm.NewTypeError("r2: checksum %s: %v", f, err))
+		}
+		po.Checksums[f] = b
+	}
+	rc, size := n.body(vm, call.Argument(1))
+	return n.async(func(ctx context.Context) settle {
+		obj, err := n.b.Put(ctx, key, rc, size, po)
+		rc.Close()
+		return func(vm *goja.Runtime) (goja.Value, error) {
+			if err != nil {
+				return nil, thrown(vm, err)
+			}
+			return objectValue(vm, obj), nil
+		}
+	})
+}
+
+// delete(keys)
+func (n natives) delete(call goja.FunctionCall) goja.Value {
+	vm := n.h.VM()
+	var keys []string
+	if err := vm.ExportTo(call.Argument(0), &keys); err != nil {
+		panic(vm.NewTypeError("r2 delete: %v", err))
+	}
+	return n.async(func(ctx context.Context) settle {
+		err := n.b.Delete(ctx, keys...)
+		return func(vm *goja.Runtime) (goja.Value, error) {
+			if err != nil {
+				return nil, thrown(vm, err)
+			}
+			return goja.Undefined(), nil
+		}
+	})
+}
+
+// list(opts) -> the page as JSON text, objects as records
+func (n natives) list(call goja.FunctionCall) goja.Value {
+	vm := n.h.VM()
+	o := parseOpts(vm, call.Argument(0))
+	lo := r2.ListOptions{Prefix: o.Prefix, Delimiter: o.Delimiter, Cursor: o.Cursor, StartAfter: o.StartAfter}
+	if o.Limit != nil {
+		lo.Limit = *o.Limit
+		if lo.Limit == 0 {
+			lo.Limit = -1 // an explicit 0 is refused, as R2 does
+		}
+	}
+	for _, i := range o.Include {
+		lo.HTTP = lo.HTTP || i == "httpMetadata"
+		lo.Custom = lo.Custom || i == "customMetadata"
+	}
+	return n.async(func(ctx context.Context) settle {
+		res, err := n.b.List(ctx, lo)
+		var text []byte
+		if err == nil {
+			out := struct {
+				Objects           []record `json:"objects"`
+				DelimitedPrefixes []string `json:"delimitedPrefixes"`
+				Truncated         bool     `json:"truncated"`
+				Cursor            string   `json:"cursor,omitempty"`
+			}{Objects: make([]record, 0, len(res.Objects)), DelimitedPrefixes: res.DelimitedPrefixes, Truncated: res.Truncated, Cursor: res.Cursor}
+			for _, obj := range res.Objects {
+				r := toRecord(obj)
+				if !lo.HTTP {
+					r.HTTPMetadata = map[string]any{}
+				}
+				if !lo.Custom {
+					r.CustomMetadata = map[string]string{}
+				}
+				out.Objects = append(out.Objects, r)
+			}
+			text, err = json.Marshal(out)
+		}
+		return func(vm *goja.Runtime) (goja.Value, error) {
+			if err != nil {
+				return nil, thrown(vm, err)
+			}
+			return vm.ToValue(string(text)), nil
+		}
+	})
+}
+
+// create(key, opts) -> uploadId
+func (n natives) create(call goja.FunctionCall) goja.Value {
+	vm := n.h.VM()
+	key := call.Argument(0).String()
+	o := parseOpts(vm, call.Argument(1))
+	mo := r2.MultipartOptions{HTTP: o.HTTPMetadata.metadata(), Custom: o.CustomMetadata, StorageClass: o.StorageClass}
+	return n.async(func(ctx context.Context) settle {
+		id, err := n.b.CreateMultipart(ctx, key, mo)
+		return func(vm *goja.Runtime) (goja.Value, error) {
+			if err != nil {
+				return nil, thrown(vm, err)
+			}
+			return vm.ToValue(id), nil
+		}
+	})
+}
+
+// uploadPart(key, id, n, body) -> etag
+func (n natives) uploadPart(call goja.FunctionCall) goja.Value {
+	vm := n.h.VM()
+	key, id, num := call.Argument(0).String(), call.Argument(1).String(), int(call.Argument(2).ToInteger())
+	rc, size := n.body(vm, call.Argument(3))
+	return n.async(func(ctx context.Context) settle {
+		var etag string
+		var err error
+		if size < 0 {
+			// A stream of unknown length: a part is at most 5 GiB, so it is
+			// read into memory first. Prefer bodies of known length.
+			var data []byte
+			data, err = io.ReadAll(io.LimitReader(rc, 5<<30))
+			if err == nil {
+				etag, err = n.b.UploadPart(ctx, key, id, num, bytes.NewReader(data), int64(len(data)))
+			}
+		} else {
+			etag, err = n.b.UploadPart(ctx, key, id, num, rc, size)
+		}
+		rc.Close()
+		return func(vm *goja.Runtime) (goja.Value, error) {
+			if err != nil {
+				return nil, thrown(vm, err)
+			}
+			return vm.ToValue(etag), nil
+		}
+	})
+}
+
+// complete(key, id, partsJSON) -> recordJSON
+func (n natives) complete(call goja.FunctionCall) goja.Value {
+	vm := n.h.VM()
+	key, id := call.Argument(0).String(), call.Argument(1).String()
+	var raw []struct {
+		N    int    `json:"n"`
+		ETag string `json:"etag"`
+	}
+	if err := json.Unmarshal([]byte(call.Argument(2).String()), &raw); err != nil {
+		panic(vm.NewTypeError("r2 complete: %v", err))
+	}
+	parts := make([]bucket.Part, len(raw))
+	for i, p := range raw {
+		parts[i] = bucket.Part{N: p.N, ETag: p.ETag}
+	}
+	return n.async(func(ctx context.Context) settle {
+		obj, err := n.b.CompleteMultipart(ctx, key, id, parts)
+		return func(vm *goja.Runtime) (goja.Value, error) {
+			if err != nil {
+				return nil, thrown(vm, err)
+			}
+			return objectValue(vm, obj), nil
+		}
+	})
+}
+
+// abort(key, id)
+func (n natives) abort(call goja.FunctionCall) goja.Value {
+	key, id := call.Argument(0).String(), call.Argument(1).String()
+	return n.async(func(ctx context.Context) settle {
+		err := n.b.AbortMultipart(ctx, key, id)
+		return func(vm *goja.Runtime) (goja.Value, error) {
+			if err != nil {
+				return nil, thrown(vm, err)
+			}
+			return goja.Undefined(), nil
+		}
+	})
+}

@@ -1,0 +1,255 @@
+package server
+
+import (
+	"context"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/celldgo/celld/cell"
+	"github.com/celldgo/celld/server/api"
+	"github.com/celldgo/celld/wake"
+	"github.com/celldgo/celld/worker"
+)
+
+// Alarms on a node. A resident Durable Object tells its resident every
+// committed change of its alarm (worker.ObjectOptions.OnAlarm); the
+// resident arms a local timer (the hot path: no bucket round trip to fire)
+// and hands the installation to the wake publisher, whose entry in the
+// bucket must be out before the output gate releases anything that
+// revealed it. A cell whose owner is gone is woken by the node holding
+// the waker role (wake.Waker), through the normal acquire and restore.
+
+// alarmResidentWindow: a cell whose alarm is due within this window is not
+// evicted for idleness; one further away may be, and the waker wakes it.
+const alarmResidentWindow = time.Hour
+
+// residentAlarm is a resident's alarm timer and wake hints.
+type residentAlarm struct {
+	hints *wake.Cell // nil without a publisher
+	fire  func()     // runs the alarm (objects.fireAlarm)
+
+	mu      sync.Mutex
+	timer   *time.Timer
+	set     bool
+	due     int64 // unix ms
+	ready   bool  // the resident is registered: the timer may fire
+	stopped bool
+}
+
+// objectOptions are the hooks a resident's object runs with.
+func (o *objects) objectOptions(r *resident) worker.ObjectOptions {
+	if o.wake != nil {
+		r.alarm.hints = o.wake.Cell(r.cell, r.hc.Epoch())
+	}
+	r.alarm.fire = func() { o.fireAlarm(r) }
+	return worker.ObjectOptions{OnAlarm: r.onAlarm}
+}
+
+// onAlarm runs on the object's loop after a committed alarm change.
+func (r *resident) onAlarm(a cell.Alarm) {
+	if r.alarm.hints != nil {
+		r.alarm.hints.Report(wake.Alarm{Set: a.Set, Deadline: a.Deadline, Seq: a.Seq})
+	}
+	r.arm(a.Set, a.Deadline)
+}
+
+// arm sets the local timer to fire at due (unix ms), or stops it.
+func (r *resident) arm(set bool, due int64) {
+	ra := &r.alarm
+	ra.mu.Lock()
+	defer ra.mu.Unlock()
+	if ra.stopped {
+		return
+	}
+	if ra.timer != nil {
+		ra.timer.Stop()
+		ra.timer = nil
+	}
+	ra.set, ra.due = set, due
+	if !set || !ra.ready {
+		return
+	}
+	ra.timer = time.AfterFunc(time.Until(time.UnixMilli(due)), func() { go ra.fire() })
+}
+
+// alarmReady lets the timer run once the resident is registered (an
+// alarm reported while the cell activated is armed now).
+func (r *resident) alarmReady() {
+	r.alarm.mu.Lock()
+	r.alarm.ready = true
+	set, due := r.alarm.set, r.alarm.due
+	r.alarm.mu.Unlock()
+	if set {
+		r.arm(true, due)
+	}
+}
+
+// armed reports the alarm the resident holds.
+func (r *resident) armed() (bool, int64) {
+	r.alarm.mu.Lock()
+	defer r.alarm.mu.Unlock()
+	return r.alarm.set, r.alarm.due
+}
+
+// stopAlarm stops the timer and the hints (the cell stops). Its entries
+// stay in the bucket for the successor or the waker.
+func (r *resident) stopAlarm() {
+	r.alarm.mu.Lock()
+	r.alarm.stopped = true
+	if r.alarm.timer != nil {
+		r.alarm.timer.Stop()
+	}
+	r.alarm.mu.Unlock()
+	if r.alarm.hints != nil {
+		r.alarm.hints.Close()
+	}
+}
+
+// wakeMark and wakeWait are the output gate's part: wait for the wake
+// entries of every installation reported so far.
+func (r *resident) wakeMark() uint64 {
+	if r.alarm.hints == nil {
+		return 0
+	}
+	return r.alarm.hints.Mark()
+}
+
+func (r *resident) wakeWait(ctx context.Context, mark uint64) error {
+	if r.alarm.hints == nil || mark == 0 {
+		return nil
+	}
+	return r.alarm.hints.Wait(ctx, mark)
+}
+
+func (r *resident) wakeConfirmed(mark uint64) {
+	if r.alarm.hints != nil && mark > 0 {
+		r.alarm.hints.Confirmed(mark)
+	}
+}
+
+// keepForAlarm: an alarm due soon keeps the cell from idle eviction.
+func (r *resident) keepForAlarm(now time.Time) bool {
+	set, due := r.armed()
+	return set && time.UnixMilli(due).Sub(now) < alarmResidentWindow
+}
+
+// fireAlarm runs r's alarm if r is still the resident of its cell: an
+// event like any other, whose outputs (its writes) pass the gate.
+func (o *objects) fireAlarm(r *resident) {
+	o.mu.Lock()
+	cur := o.residents[r.cell]
+	o.mu.Unlock()
+	if cur != r || r.obj == nil {
+		return
+	}
+	r.inflight.Add(1)
+	defer func() { r.lastUsed.Store(nowNano()); r.inflight.Add(-1) }()
+	ctx, cancel := context.WithTimeout(r.hc.Context(), 15*time.Minute)
+	defer cancel()
+	o.alarmsFired.Add(1)
+	_, due := r.armed()
+	res, err := r.obj.Alarm(ctx)
+	if err == nil && res.Ran {
+		o.noteLateness(res.Started.Sub(time.UnixMilli(due)))
+	}
+	if gerr := r.gate(ctx); gerr != nil {
+		o.log.Warn("alarm outcome not confirmed", "cell", r.cell, "err", gerr)
+		return
+	}
+	switch {
+	case err != nil:
+		o.log.Debug("alarm not run", "cell", r.cell, "err", err)
+	case res.Err != nil:
+		o.log.Info("alarm handler threw", "cell", r.cell, "error", res.Err.Error(), "retry", res.State.Retry)
+	}
+	if err == nil && !res.Ran && res.State.Set {
+		r.arm(true, res.State.Deadline) // early (clock): arm again
+	}
+}
+
+// lateness keeps the most recent alarm latenesses (from the alarm's time
+// to its handler's start), for benchmarks and diagnosis.
+type lateness struct {
+	mu  sync.Mutex
+	buf []time.Duration
+	n   int
+}
+
+const latenessKept = 1 << 16
+
+func (o *objects) noteLateness(d time.Duration) {
+	l := &o.late
+	l.mu.Lock()
+	if len(l.buf) < latenessKept {
+		l.buf = append(l.buf, d)
+	} else {
+		l.buf[l.n%latenessKept] = d
+	}
+	l.n++
+	l.mu.Unlock()
+}
+
+// latenesses returns a copy of the latenesses kept.
+func (o *objects) latenesses() []time.Duration {
+	o.late.mu.Lock()
+	defer o.late.mu.Unlock()
+	return append([]time.Duration(nil), o.late.buf...)
+}
+
+// wakeCell is the waker's way in: activate a Durable Object cell here
+// (acquire at epoch+1, restore); its object then fires what is due.
+func (o *objects) wakeCell(ctx context.Context, name string) error {
+	class, id, ok := wake.ClassID(name)
+	if _, builtin := o.builtins.Kind(class); !ok || builtin || strings.Contains(class, "/") {
+		return nil
+	}
+	_, err := o.local(ctx, class, id)
+	return err
+}
+
+// skipWake: a draining node wakes nothing; a cell resident here fires by
+// itself.
+func (o *objects) skipWake(name string) bool {
+	if o.drain.active.Load() {
+		return true
+	}
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	_, resident := o.residents[name]
+	_, activating := o.activating[name]
+	return resident || activating
+}
+
+// alarmState fills /state's alarm figures.
+func (o *objects) alarmState(st *api.State) {
+	armed, due := o.alarmCounts()
+	st.Counters.AlarmsArmed, st.Counters.AlarmsDue = int(armed), int(due)
+	if o.waker != nil {
+		ws := o.waker.Stats()
+		if ws.Holder {
+			st.Counters.WakeupsDue = int(ws.Due)
+		}
+		st.Waker = api.Waker{Holder: ws.Holder, Pages: ws.Pages, Woken: ws.Woken}
+	}
+	if o.wake != nil {
+		c := o.wake.Counts()
+		st.Waker.Published, st.Waker.Deleted = c.Puts, c.Deletes+o.waker.Stats().Deleted
+	}
+}
+
+// alarmCounts counts the resident cells with an alarm set, and those due.
+func (o *objects) alarmCounts() (armed, due int64) {
+	now := time.Now()
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	for _, r := range o.residents {
+		if set, at := r.armed(); set {
+			armed++
+			if !time.UnixMilli(at).After(now) {
+				due++
+			}
+		}
+	}
+	return armed, due
+}

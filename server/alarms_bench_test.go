@@ -1,0 +1,104 @@
+package server
+
+import (
+	"flag"
+	"fmt"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+var alarmBenchCells = flag.Int("alarms.cells", 10000, "cells BenchmarkAlarms_MinIO arms")
+
+// BenchmarkAlarms_MinIO: N cells (-alarms.cells, default 10,000) on one
+// node, each given an alarm 3 s after the request that sets it (16 at a
+// time, through the public listener). Reports the lateness of the alarm
+// handlers (from the alarm's time to alarm() starting; p50, p99, max)
+// while the cells are resident, and the bucket requests each installation
+// cost (the /arm request: its LTX segment, its wake entry, the ownership
+// re-check) and each firing cost.
+func BenchmarkAlarms_MinIO(b *testing.B) {
+	n := *alarmBenchCells
+	store := newBenchStore(benchMinioStore(b))
+	benchDeploy(b, store, "../cmd/celld/testdata/alarms")
+	var nd *node
+	testNodeHook = func(x *node) { nd = x }
+	defer func() { testNodeHook = nil }()
+	logs := &benchLog{}
+	node := startBenchNode(b, store, "alarms", "", logs)
+	defer logs.report(b)
+	c := benchClient(b)
+	const ahead = 3 * time.Second
+
+	// Activation of each cell is part of its first request: measure the
+	// installations on cells already active, as a node mostly sees them.
+	warm := func(i int) error {
+		_, err := benchGetOK(c, fmt.Sprintf("%s/status?name=w%d", node.public, i))
+		return err
+	}
+	arm := func(i int) error {
+		at := time.Now().Add(ahead).UnixMilli()
+		_, err := benchGetOK(c, fmt.Sprintf("%s/arm?name=w%d&at=%d", node.public, i, at))
+		return err
+	}
+	run := func(f func(int) error) {
+		var next atomic.Int64
+		var wg sync.WaitGroup
+		for range 16 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for {
+					i := int(next.Add(1)) - 1
+					if i >= n {
+						return
+					}
+					if err := f(i); err != nil {
+						b.Error(err)
+						return
+					}
+				}
+			}()
+		}
+		wg.Wait()
+	}
+	t0 := time.Now()
+	run(warm)
+	b.Logf("activated %d cells in %v", n, time.Since(t0).Round(time.Millisecond))
+	before := store.snapshot()
+	fired0 := nd.objects.alarmsFired.Load()
+	t0 = time.Now()
+	b.ResetTimer()
+	run(arm)
+	armed := time.Since(t0)
+	afterArm := store.snapshot()
+	deadline := time.Now().Add(ahead + 2*time.Minute)
+	for nd.objects.alarmsFired.Load()-fired0 < int64(n) && time.Now().Before(deadline) {
+		time.Sleep(50 * time.Millisecond)
+	}
+	time.Sleep(time.Second) // the last firings' own writes reach the bucket
+	b.StopTimer()
+	fired := nd.objects.alarmsFired.Load() - fired0
+	late := nd.objects.latenesses()
+	if fired < int64(n) || len(late) < n {
+		b.Fatalf("%d of %d alarms fired (%d latenesses kept)", fired, n, len(late))
+	}
+	slices.Sort(late)
+	q := func(p float64) time.Duration { return late[min(len(late)-1, int(p*float64(len(late))))] }
+	b.ReportMetric(float64(q(0.5).Microseconds())/1000, "late_p50_ms")
+	b.ReportMetric(float64(q(0.99).Microseconds())/1000, "late_p99_ms")
+	b.ReportMetric(float64(late[len(late)-1].Microseconds())/1000, "late_max_ms")
+	inst := benchDelta(before, afterArm)
+	fire := benchDelta(afterArm, store.snapshot())
+	puts := 0
+	for k, v := range inst {
+		if len(k) > 4 && k[:4] == "PUT " && k != "PUT lease" {
+			puts += v.n
+		}
+	}
+	b.ReportMetric(float64(puts)/float64(n), "puts/installation")
+	b.Logf("%d installations in %v; per installation: %s", n, armed.Round(time.Millisecond), benchPer(inst, float64(n), "lease"))
+	b.Logf("per firing (incl. what the fired handler wrote): %s", benchPer(fire, float64(n), "lease"))
+}

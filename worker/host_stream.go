@@ -1,0 +1,54 @@
+package worker
+
+import (
+	"context"
+	"errors"
+	"io"
+
+	"github.com/dop251/goja"
+)
+
+// ReadableStream hands rc to the script as a byte ReadableStream that
+// reads it a chunk at a time; cancelling the stream, reading it to the
+// end or dropping it closes rc. Call it on the loop.
+func (h *Host) ReadableStream(rc io.ReadCloser) (goja.Value, error) {
+	iso := h.iso
+	mk, ok := goja.AssertFunction(iso.internal.Get("goStream"))
+	if !ok {
+		rc.Close()
+		return nil, errors.New("prelude: internal.goStream missing")
+	}
+	return mk(goja.Undefined(), iso.vm.ToValue(iso.newGoBody(rc)))
+}
+
+// StreamReader locks the script's ReadableStream and returns a reader of
+// its bytes, for use off the loop (within Async work). Closing it before
+// the end cancels the stream. Call it on the loop.
+func (h *Host) StreamReader(stream goja.Value) (io.ReadCloser, error) {
+	obj, ok := stream.(*goja.Object)
+	if !ok {
+		return nil, errors.New("not a ReadableStream")
+	}
+	getReader, ok := goja.AssertFunction(obj.Get("getReader"))
+	if !ok {
+		return nil, errors.New("not a ReadableStream")
+	}
+	reader, err := getReader(obj)
+	if err != nil {
+		return nil, err
+	}
+	return h.iso.newBodyStream(reader), nil
+}
+
+// OutputGate returns the wait a binding's mutation must pass in a Durable
+// Object's isolate: it returns once the object's earlier writes are
+// durable. Outside an object it is nil. Call it on the loop; call the
+// function it returns off the loop.
+func (h *Host) OutputGate() func(ctx context.Context) error {
+	gate, obj := h.iso.rt.cfg.OutputGate, h.iso.obj
+	if gate == nil || obj == nil {
+		return nil
+	}
+	class, id := obj.class, obj.id
+	return func(ctx context.Context) error { return gate(ctx, class, id) }
+}
