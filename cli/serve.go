@@ -119,7 +119,7 @@ func serveCommand(g *globals) *cli.Command {
 				Builtins: builtinKinds, Hibernate: time.Duration(hibernate) * time.Second,
 				MaxCellBytes: maxCellMB << 20, SkewMargin: time.Duration(skewMargin) * time.Millisecond,
 				AssetCacheBytes: assetCache, AssetCacheDir: os.Getenv("CELLD_ASSET_CACHE_DIR"),
-				WakerTick: time.Duration(wakerTick) * time.Millisecond,
+				WakerTick:     time.Duration(wakerTick) * time.Millisecond,
 				MaxWebSockets: int(maxSockets),
 			})
 			var fe *server.FenceError

@@ -60,7 +60,7 @@ type objects struct {
 	waker       *wake.Waker
 	alarmsFired atomic.Int64
 	late        lateness // alarms.go
-	ws          wsCount // client WebSockets (websocket.go)
+	ws          wsCount  // client WebSockets (websocket.go)
 }
 
 var _ worker.ObjectHost = (*objects)(nil)
