@@ -48,6 +48,16 @@ export default {
       b.close(4001, "bye too");
       out.closedA = (await closedA).reason;
       out.final = [a.readyState, b.readyState];
+      {
+        const q = new WebSocketPair();
+        q[0].accept();
+        q[1].accept();
+        q[1].binaryType = "blob";
+        const m = next(q[1], "message");
+        q[0].send(new Uint8Array([5, 6]));
+        const data = (await m).data;
+        out.blob = [data instanceof Blob, Array.from(new Uint8Array(await data.arrayBuffer()))];
+      }
       out.acceptTwice = attempt(() => { const p = new WebSocketPair(); p[0].accept(); p[0].accept(); });
       out.status101 = attempt(() => new Response(null, { status: 101 }));
       out.autoPair = attempt(() => new WebSocketRequestResponsePair("a"));
@@ -153,6 +163,7 @@ func TestWebSocket_API(t *testing.T) {
 		"afterClose":  `"TypeError: Can't call WebSocket send() after close()."`,
 		"final":       `[3,3]`,
 		"closedA":     `"bye too"`,
+		"blob":        `[true,[5,6]]`,
 		"acceptTwice": `"ok"`,
 		"status101":   `"RangeError: Responses may only be constructed with status codes in the range 200 to 599, inclusive."`,
 		"autoPair":    `"TypeError: Failed to construct 'WebSocketRequestResponsePair': constructor parameter 2 is not of type 'string'."`,

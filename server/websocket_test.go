@@ -32,7 +32,8 @@ export class Room extends DurableObject {
   async fetch(req) {
     const u = new URL(req.url);
     if (u.pathname.endsWith("/count")) {
-      return Response.json({ all: this.ctx.getWebSockets().length, a: this.ctx.getWebSockets("a").length, constructed: this.constructed });
+      return Response.json({ all: this.ctx.getWebSockets().length, a: this.ctx.getWebSockets("a").length, constructed: this.constructed,
+        error: this.ctx.storage.kv.get("error") || null, abnormal: this.ctx.storage.kv.get("abnormal") || null });
     }
     if (req.headers.get("Upgrade") !== "websocket") return new Response("want a websocket", { status: 426 });
     const { 0: client, 1: server } = new WebSocketPair();
@@ -57,7 +58,14 @@ export class Room extends DurableObject {
     for (const peer of this.ctx.getWebSockets("all")) peer.send(att.who + ": " + msg);
   }
   async webSocketClose(ws, code, reason, clean) {
+    if (code === 1006) {
+      this.ctx.storage.kv.put("abnormal", [code, clean, ws.readyState]);
+      return;
+    }
     ws.close(code === 1005 ? 1000 : code, "closed " + reason);
+  }
+  async webSocketError(ws, err) {
+    this.ctx.storage.kv.put("error", String(err && err.message));
   }
 }
 export default {
@@ -336,5 +344,52 @@ func TestWebSocket_FramesPassTheOutputGate(t *testing.T) {
 	}
 	if landed := store.landed.Load() - base; landed < 1 {
 		t.Fatalf("the frame after a write arrived after %v with %d uploads landed, want at least 1", time.Since(sent), landed)
+	}
+}
+
+// TestWebSocket_ErrorsAndLimits: a client that vanishes without a Close
+// runs webSocketError, then webSocketClose with 1006; a message past 32
+// MiB closes the connection with 1009; permessage-deflate is negotiated
+// when the client offers it.
+func TestWebSocket_ErrorsAndLimits(t *testing.T) {
+	n := startWSNode(t, nil)
+	c := dialWS(t, wsURL(n.public, "/room/e?who=e"))
+	readText(t, c)
+	c.UnderlyingConn().Close() // no Close frame
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		status, body := fetchText(t, n.public+"/room/e/count")
+		if status == 200 && strings.Contains(body, `"error":"WebSocket disconnected without sending Close frame."`) &&
+			strings.Contains(body, `"abnormal":[1006,false,`) && strings.Contains(body, `"all":0`) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("after an abrupt disconnect: %d %s", status, body)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+
+	big := dialWS(t, wsURL(n.public, "/echo"))
+	if err := big.WriteMessage(websocket.TextMessage, []byte(strings.Repeat("x", 32<<20+1))); err != nil {
+		t.Fatal(err)
+	}
+	if code, _ := expectClose(t, big); code != websocket.CloseMessageTooBig {
+		t.Fatalf("a message past 32 MiB: close %d, want 1009", code)
+	}
+
+	d := websocket.Dialer{EnableCompression: true}
+	z, resp, err := d.Dial(wsURL(n.public, "/echo"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer z.Close()
+	if ext := resp.Header.Get("Sec-WebSocket-Extensions"); !strings.Contains(ext, "permessage-deflate") {
+		t.Fatalf("extensions %q, want permessage-deflate", ext)
+	}
+	z.SetReadDeadline(time.Now().Add(10 * time.Second))
+	msg := strings.Repeat("compressible ", 1000)
+	z.WriteMessage(websocket.TextMessage, []byte(msg))
+	if _, got, err := z.ReadMessage(); err != nil || string(got) != "echo "+msg {
+		t.Fatalf("compressed echo: %d bytes, %v", len(got), err)
 	}
 }
