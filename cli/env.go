@@ -36,6 +36,7 @@ var envVars = []envVar{
 	{Name: "CELLD_LTX_RETENTION_SECS", Default: "0", Meaning: "delete a cell's LTX history below its newest snapshot once older than this (when it stops, and periodically while resident, also what newer objects cover in its current epoch); 0 = keep all", Min: 0, Max: 315360000},
 	{Name: "CELLD_HIBERNATE_S", Default: "10", Meaning: "a Durable Object idle this many seconds drops its JS isolate (memory) but stays resident; its next event re-runs the constructor; 0 = never", Min: 0, Max: 86400},
 	{Name: "CELLD_WAKER_TICK_MS", Default: "60000", Meaning: "how often the node holding the waker role scans the due Durable Object alarm wake-ups (wake/entries/) and wakes cells whose owner is gone", Min: 100, Max: 3600000},
+	{Name: "CELLD_MAX_WEBSOCKETS", Default: "0", Meaning: "refuse a WebSocket handshake (503) beyond this many open client WebSockets on the node; 0 = no limit", Min: 0, Max: 10000000},
 	{Name: "CELLD_GC_HEAP_MIN_MB", Default: "64", Meaning: "the garbage collector lets the heap grow to at least this many MB between cycles (GOGC 200 above it); 0 = GOGC 200 alone; ignored when GOGC is set", Min: 0, Max: 65536},
 	{Name: "CELLD_MAX_CELL_MB", Default: "10240", Meaning: "largest cell database (MiB) a restore rebuilds; an LTX object in the bucket claiming more is refused as corrupt before anything is allocated for it", Min: 1, Max: 16777216},
 	{Name: "CELLD_ASSET_CACHE_BYTES", Default: "536870912", Meaning: "bound of the node's on-disk cache of static asset bodies (least recently used evicted)", Min: 1 << 20, Max: 1 << 50},

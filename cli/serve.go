@@ -67,6 +67,10 @@ func serveCommand(g *globals) *cli.Command {
 			if hibernate == 0 {
 				hibernate = -1 // never
 			}
+			maxSockets, err := envInt("CELLD_MAX_WEBSOCKETS")
+			if err != nil {
+				return err
+			}
 			wakerTick, err := envInt("CELLD_WAKER_TICK_MS")
 			if err != nil {
 				return err
@@ -142,6 +146,7 @@ func serveCommand(g *globals) *cli.Command {
 				AssetCacheBytes: assetCache, AssetCacheDir: os.Getenv("CELLD_ASSET_CACHE_DIR"),
 				WakerTick: time.Duration(wakerTick) * time.Millisecond,
 				Listener:  pub, InternalListener: internal,
+				MaxWebSockets: int(maxSockets),
 			})
 			var fe *server.FenceError
 			var sf *server.StoreFaultError

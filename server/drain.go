@@ -110,11 +110,13 @@ func (o *objects) counts() api.Counters {
 	defer o.mu.Unlock()
 	c := api.Counters{Occupied: len(o.residents), Activating: len(o.activating), Restoring: o.host.Restoring()}
 	c.Releasing = len(o.releasing)
+	c.ClientWebSockets = o.ws.Open()
 	c.Evicting = len(o.stopping) - c.Releasing
 	for _, r := range o.residents {
 		if r.obj != nil && r.obj.Hibernating() {
 			c.Hibernating++
 		}
+		c.WebSockets += r.sockets()
 	}
 	return c
 }
@@ -129,7 +131,7 @@ func (o *objects) cells() []api.Cell {
 		st := r.hc.Stats()
 		out = append(out, api.Cell{Cell: r.cell, Phase: string(r.hc.Phase()), Epoch: r.hc.Epoch(),
 			IdleMS: now.Sub(time.Unix(0, r.lastUsed.Load())).Milliseconds(), Inflight: int(r.inflight.Load()),
-			Hibernating: r.obj != nil && r.obj.Hibernating(),
+			Hibernating: r.obj != nil && r.obj.Hibernating(), WebSockets: r.sockets(),
 			Replication: &api.Replication{CapturedTXID: st.Captured, DurableTXID: st.Durable, Segments: st.Segments,
 				Merges: st.Merges, Snapshots: st.Snapshots, Bytes: st.Bytes, Retries: st.Retries}})
 	}

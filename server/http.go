@@ -103,6 +103,10 @@ func (s *node) serveWorker(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "celld: "+resp.Unavailable.Error()+"; retry", http.StatusServiceUnavailable)
 		return
 	}
+	if resp.WebSocket != nil {
+		s.serveWebSocket(w, r, resp)
+		return
+	}
 	if resp.Uncaught && s.opts.Dev != nil && s.opts.Dev.HTMLErrors && strings.Contains(r.Header.Get("Accept"), "text/html") {
 		writeDevErrorPage(w, r, resp.Exception)
 		return

@@ -60,6 +60,7 @@ type objects struct {
 	waker       *wake.Waker
 	alarmsFired atomic.Int64
 	late        lateness // alarms.go
+	ws          wsCount  // client WebSockets (websocket.go)
 }
 
 var _ worker.ObjectHost = (*objects)(nil)
@@ -368,7 +369,7 @@ func (o *objects) evictIdle(now time.Time) {
 	o.mu.Lock()
 	var victims []*resident
 	for _, r := range o.residents {
-		if r.inflight.Load() == 0 && r.busy() == 0 && now.Sub(time.Unix(0, r.lastUsed.Load())) >= o.idle && !r.keepForAlarm(now) {
+		if r.inflight.Load() == 0 && r.busy() == 0 && r.sockets() == 0 && now.Sub(time.Unix(0, r.lastUsed.Load())) >= o.idle && !r.keepForAlarm(now) {
 			victims = append(victims, o.detach(r))
 		}
 	}

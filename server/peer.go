@@ -73,6 +73,7 @@ func (p *peer) routes(mux *http.ServeMux) {
 	mux.HandleFunc("POST "+peerFetchPath, p.serve(p.serveFetch))
 	mux.HandleFunc("POST "+peerCallPath, p.serve(p.serveCall))
 	mux.HandleFunc("POST "+fleet.PeerCellCallPath, p.serveCellCall)
+	mux.HandleFunc("GET "+peerWSPath, p.serveWS)
 }
 
 // verified reads and verifies a peer request; on failure it has answered.
@@ -298,6 +299,9 @@ func (r remote) send(ctx context.Context, client *http.Client, path string, quer
 }
 
 func (r remote) Fetch(ctx context.Context, req *worker.Request) (*worker.Response, error) {
+	if wantsWebSocket(req.Header) {
+		return r.fetchWebSocket(ctx, req)
+	}
 	body, _ := json.Marshal(peerMessage{Method: req.Method, URL: req.URL, Header: req.Header, Body: req.Body, HasBody: req.Body != nil})
 	resp, err := r.send(ctx, r.p.streams, peerFetchPath, url.Values{}, body)
 	if err != nil {

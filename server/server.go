@@ -84,6 +84,9 @@ type Options struct {
 	// WakerTick is how often the node holding the waker role scans the due
 	// wake entries (CELLD_WAKER_TICK_MS). Default wake.DefaultTick.
 	WakerTick time.Duration
+	// MaxWebSockets refuses a WebSocket handshake (503) beyond this many
+	// open client sockets (CELLD_MAX_WEBSOCKETS); 0 is no limit.
+	MaxWebSockets int
 }
 
 // DevOptions are celld dev's additions to a node.
@@ -217,6 +220,7 @@ func Run(ctx context.Context, o Options) error {
 	objs.max = o.MaxResident
 	objs.retention = o.LTXRetention
 	objs.hibernate = o.Hibernate
+	objs.ws.max = o.MaxWebSockets
 	objs.wake = wake.NewPublisher(o.Store, log)
 	objs.waker = wake.NewWaker(wake.WakerConfig{Store: o.Store, Node: o.Node, Session: fn.Session(), Tick: o.WakerTick,
 		Wake: objs.wakeCell, Skip: objs.skipWake, Log: log})

@@ -32,14 +32,14 @@ const t0 = int64(1767323045000)
 func state(node, addr string, occupied int, cells ...api.Cell) *api.State {
 	return &api.State{
 		Node: node, Session: node + "-s1", Version: "v1.2.3", Advertise: addr, Health: "ok",
-		Counters: api.Counters{Occupied: occupied, AlarmsArmed: occupied / 2, AlarmsDue: occupied / 4}, Cells: cells,
+		Counters: api.Counters{Occupied: occupied, AlarmsArmed: occupied / 2, AlarmsDue: occupied / 4, WebSockets: 7 * occupied}, Cells: cells,
 		RSSBytes: uint64(40+occupied) << 20, HeapBytes: 12 << 20, UptimeMS: 200_000,
 		LeaseExpiresMS: t0 + 8_100, NowMS: t0,
 	}
 }
 
 func counterCell(i int, phase string, epoch uint64) api.Cell {
-	c := api.Cell{Cell: "Counter:" + strings.Repeat(string(rune('a'+i)), 64), Phase: phase, Epoch: epoch, IdleMS: int64(i) * 1_500, Inflight: i % 2}
+	c := api.Cell{Cell: "Counter:" + strings.Repeat(string(rune('a'+i)), 64), Phase: phase, Epoch: epoch, IdleMS: int64(i) * 1_500, Inflight: i % 2, WebSockets: 3 * i}
 	if phase == "owned" {
 		txid := uint64(100 * (i + 1))
 		c.Replication = &api.Replication{CapturedTXID: txid + uint64(i%3), DurableTXID: txid, Segments: 40 * i, Merges: 10 * i, Snapshots: 2, Bytes: int64(i+1) * 300_000}

@@ -230,6 +230,7 @@ func total(rows []NodeRow) Totals {
 		t.Counters.AlarmsArmed += c.AlarmsArmed
 		t.Counters.AlarmsDue += c.AlarmsDue
 		t.Counters.WakeupsDue += c.WakeupsDue
+		t.Counters.WebSockets += c.WebSockets
 		t.Cells += len(r.State.Cells)
 		t.RSSBytes += r.State.RSSBytes
 		if r.Status == StatusDraining {

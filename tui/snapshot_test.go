@@ -91,7 +91,7 @@ func TestMerge_KeepsRowsAndLastAnswer(t *testing.T) {
 		t.Errorf("last answer at %d, want %d", got, want)
 	}
 	if got, want := s.Totals, (Totals{Nodes: 3, OK: 2, Unreachable: 1, Cells: 3,
-		Counters: api.Counters{Occupied: 3, Activating: 1, AlarmsArmed: 1}, RSSBytes: 83 << 20}); got != want {
+		Counters: api.Counters{Occupied: 3, Activating: 1, AlarmsArmed: 1, WebSockets: 21}, RSSBytes: 83 << 20}); got != want {
 		t.Errorf("totals = %+v, want %+v (an unreachable node counts nothing)", got, want)
 	}
 }

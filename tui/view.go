@@ -86,10 +86,10 @@ func titleLine(s Snapshot) string {
 	return fmt.Sprintf("celld top · %d %s · %s UTC", len(s.Nodes), nodes, time.UnixMilli(s.NowMS).UTC().Format("15:04:05"))
 }
 
-var fleetHeader = []string{"NODE", "ADDRESS", "HEALTH", "DRAINING", "OCCUPIED", "ACTIVATING", "EVICTING", "RESTORING", "RELEASING", "RSS", "LEASE"}
+var fleetHeader = []string{"NODE", "ADDRESS", "HEALTH", "DRAINING", "OCCUPIED", "ACTIVATING", "EVICTING", "RESTORING", "RELEASING", "SOCKETS", "RSS", "LEASE"}
 
 // rightAligned marks the numeric columns.
-var rightAligned = map[int]bool{4: true, 5: true, 6: true, 7: true, 8: true, 9: true, 10: true}
+var rightAligned = map[int]bool{4: true, 5: true, 6: true, 7: true, 8: true, 9: true, 10: true, 11: true}
 
 const healthCol = 2
 
@@ -104,7 +104,7 @@ func (st styles) fleetTable(s Snapshot, rows []NodeRow, selected string, marker 
 	t := s.Totals
 	cells = append(cells, []string{"TOTAL", "", "", "",
 		fmt.Sprint(t.Counters.Occupied), fmt.Sprint(t.Counters.Activating), fmt.Sprint(t.Counters.Evicting),
-		fmt.Sprint(t.Counters.Restoring), fmt.Sprint(t.Counters.Releasing), fmtBytes(t.RSSBytes), ""})
+		fmt.Sprint(t.Counters.Restoring), fmt.Sprint(t.Counters.Releasing), fmt.Sprint(t.Counters.WebSockets), fmtBytes(t.RSSBytes), ""})
 	widths := make([]int, len(fleetHeader))
 	for _, row := range cells {
 		for i, c := range row {
@@ -163,7 +163,7 @@ func rowCells(r NodeRow) []string {
 	if name == "" {
 		name = "?"
 	}
-	c := []string{name, r.Addr, string(r.Status), "-", "-", "-", "-", "-", "-", "-", leaseCell(r)}
+	c := []string{name, r.Addr, string(r.Status), "-", "-", "-", "-", "-", "-", "-", "-", leaseCell(r)}
 	if !r.Status.Answering() || r.State == nil {
 		return c
 	}
@@ -176,7 +176,8 @@ func rowCells(r NodeRow) []string {
 	}
 	c[4], c[5], c[6] = fmt.Sprint(s.Counters.Occupied), fmt.Sprint(s.Counters.Activating), fmt.Sprint(s.Counters.Evicting)
 	c[7], c[8] = fmt.Sprint(s.Counters.Restoring), fmt.Sprint(s.Counters.Releasing)
-	c[9] = fmtBytes(s.RSSBytes)
+	c[9] = fmt.Sprint(s.Counters.WebSockets)
+	c[10] = fmtBytes(s.RSSBytes)
 	return c
 }
 
@@ -268,7 +269,7 @@ func (st styles) detail(s Snapshot, r NodeRow, width, budget int) []string {
 	if len(n.Cells) == 0 {
 		return append(out, "no resident cells")
 	}
-	const fixed = "  PHASE       EPOCH  IDLE      INFLIGHT  UNDURABLE    UPLOADED"
+	const fixed = "  PHASE       EPOCH  IDLE      INFLIGHT  SOCKETS  UNDURABLE    UPLOADED"
 	nameW := len("CELL")
 	for _, c := range n.Cells {
 		nameW = max(nameW, lipgloss.Width(c.Cell))
@@ -289,7 +290,7 @@ func (st styles) detail(s Snapshot, r NodeRow, width, budget int) []string {
 			lag = fmt.Sprint(rep.CapturedTXID - min(rep.DurableTXID, rep.CapturedTXID))
 			up = fmtBytes(uint64(rep.Bytes))
 		}
-		out = append(out, fmt.Sprintf("%-*s  %-10s  %5d  %-8s  %8d  %9s  %10s", nameW, truncate(c.Cell, nameW), c.Phase, c.Epoch, fmtMS(c.IdleMS), c.Inflight, lag, up))
+		out = append(out, fmt.Sprintf("%-*s  %-10s  %5d  %-8s  %8d  %7d  %9s  %10s", nameW, truncate(c.Cell, nameW), c.Phase, c.Epoch, fmtMS(c.IdleMS), c.Inflight, c.WebSockets, lag, up))
 	}
 	if more := len(n.Cells) - len(shown); more > 0 {
 		out = append(out, st.faint.Render(fmt.Sprintf("… %d more", more)))

@@ -402,6 +402,11 @@ func (iso *isolate) toResponse(v goja.Value) (*Response, error) {
 	for i := 3; i+1 < n; i += 2 {
 		resp.Header.Add(obj.Get(itoa(i)).String(), obj.Get(itoa(i+1)).String())
 	}
+	if ws := obj.Get("webSocket"); ws != nil && !goja.IsUndefined(ws) {
+		if s, ok := ws.Export().(*Socket); ok {
+			resp.WebSocket = s
+		}
+	}
 	if b := obj.Get("2"); b != nil && goja.IsString(b) {
 		resp.Body = []byte(b.String()) // as TextEncoder would encode it
 	} else if r, ok := b.(*goja.Object); ok && r.ExportType() != typeBytes {

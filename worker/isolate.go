@@ -26,6 +26,9 @@ type isolate struct {
 	done  chan struct{}
 	log   *slog.Logger
 	clock taskClock // shared with the watchdog
+	// liveWS counts the open WebSockets the script accepted with accept()
+	// or opened (websocket_natives.go); loop-confined.
+	liveWS int
 
 	jsState // loop-confined; empty while a Durable Object hibernates
 }
@@ -71,6 +74,7 @@ type jsState struct {
 	rejected      []*goja.Promise
 	awaiting      []awaited              // promises Go waits for (fetch.go)
 	goBodies      []weak.Pointer[goBody] // Go streams handed to JavaScript and not yet closed (stream_in.go)
+	wsObjs        map[*Socket]goja.Value // a Durable Object's hibernatable sockets, as this VM knows them
 }
 
 // newIsolate builds an isolate: natives, prelude, env and the script's

@@ -139,8 +139,9 @@ func (iso *isolate) later(f func()) { iso.soon = append(iso.soon, f) }
 func (iso *isolate) afterTurn() {
 	iso.pollAwaited()
 	iso.reportRejections()
-	if len(iso.waiting) > 0 && len(iso.timers) == 0 && iso.background == 0 && len(iso.tasks) == 0 && len(iso.soon) == 0 {
-		// Nothing left can run: no timer, no Go work, no posted task. A
+	if len(iso.waiting) > 0 && len(iso.timers) == 0 && iso.background == 0 && iso.liveWS == 0 && len(iso.tasks) == 0 && len(iso.soon) == 0 {
+		// Nothing left can run: no timer, no Go work, no open WebSocket
+		// (its next frame is a task), no posted task. A
 		// request still waiting for its response waits on a promise nobody
 		// will settle; workerd fails it the same way.
 		for _, pf := range append([]*pendingFetch(nil), iso.waiting...) {
@@ -157,7 +158,7 @@ func (iso *isolate) afterTurn() {
 	}
 	// A Durable Object keeps its timers while it lives: it is one long
 	// session, not a series of requests.
-	if iso.obj == nil && len(iso.waiting) == 0 && iso.background == 0 && len(iso.timers) > 0 {
+	if iso.obj == nil && len(iso.waiting) == 0 && iso.background == 0 && iso.liveWS == 0 && len(iso.timers) > 0 {
 		iso.log.Debug("dropping timers left by finished requests", "count", len(iso.timers))
 		iso.timers = iso.timers[:0]
 		clear(iso.timerByID)

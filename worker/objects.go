@@ -51,6 +51,8 @@ type Object struct {
 	asleep         atomic.Bool   // hibernating: no isolate until the next event
 	hibernations   atomic.Int64
 
+	objectSockets // WebSockets (objects_websocket.go)
+
 	// --- loop-confined state
 	ctor     goja.Value // the exported class
 	instance goja.Value // nil until constructed, and after a reset
@@ -159,6 +161,11 @@ func (o *Object) Close(ctx context.Context) error {
 		if d, ok := ctx.Deadline(); ok && d.Before(deadline) {
 			deadline = d
 		}
+		// Sockets close first, with 1012: the object is moving (or going
+		// away), and its clients reconnect to wherever it runs next.
+		sctx, cancel := context.WithDeadline(ctx, deadline)
+		o.closeSockets(sctx, 1012, "celld: the Durable Object is moving; reconnect")
+		cancel()
 		if !o.waitIdle(ctx, deadline) {
 			o.closeErr = fmt.Errorf("close object %s:%s: events still in flight were cut off", o.class, o.id)
 		}

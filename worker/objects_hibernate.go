@@ -21,9 +21,11 @@ import (
 // "Idle" is strict, so that nothing can still run in the old VM: no event
 // in flight or queued, no timer, no ctx.waitUntil or Go work (fetch,
 // another object) pending, no promise Go awaits, no transaction open,
-// blockConcurrencyWhile not holding the gate. An armed alarm does not keep
-// the isolate: its timer is the host's, and Alarm wakes the object like
-// any other event.
+// blockConcurrencyWhile not holding the gate, no WebSocket accepted with
+// accept() open. Sockets accepted with ctx.acceptWebSocket stay open in
+// Go while the isolate is gone (objects_websocket.go). An armed alarm does
+// not keep the isolate: its timer is the host's, and Alarm wakes the
+// object like any other event.
 
 // DefaultHibernateAfter is Config.HibernateAfter's default.
 const DefaultHibernateAfter = 10 * time.Second
@@ -88,7 +90,7 @@ func (o *Object) quiet() bool {
 		len(iso.waiting) == 0 && iso.background == 0 && len(iso.timers) == 0 &&
 		len(iso.awaiting) == 0 && len(iso.rejected) == 0 &&
 		o.gate == 0 && len(o.queued) == 0 && !o.draining &&
-		len(o.txns) == 0 && o.syncTxns == 0
+		len(o.txns) == 0 && o.syncTxns == 0 && iso.liveWS == 0 && o.unattachedSockets() == 0
 }
 
 // idle is quiet, and no event is on its way in or still handing its

@@ -371,6 +371,9 @@ func (iso *isolate) responseOutcome(resp *Response) goja.Value {
 		}
 	}
 	_ = out.Set("headers", vm.NewArray(flat...))
+	if resp.WebSocket != nil {
+		_ = out.Set("webSocket", vm.ToValue(resp.WebSocket))
+	}
 	if resp.Stream != nil {
 		// The body follows as a ReadableStream (stream_in.go).
 		_ = out.Set("body", goja.Null())

@@ -65,6 +65,11 @@ type Response struct {
 	// called while a Read waits, and ends it.
 	Stream io.ReadCloser
 
+	// WebSocket, with Status 101, is the socket the script answered a
+	// WebSocket handshake with: the host attaches its transport (the
+	// upgraded connection) to it, or passes it on.
+	WebSocket *Socket
+
 	// Uncaught marks the runtime's own 500: the handler threw (or its
 	// promise rejected) instead of answering.
 	Uncaught bool
@@ -163,6 +168,7 @@ type Runtime struct {
 
 	objMu   sync.Mutex
 	objects map[*Object]struct{} // running objects (NewObject)
+	sockets map[*Socket]struct{} // open sockets of the stateless Worker's isolates (under objMu)
 
 	stop      chan struct{}
 	closeOnce sync.Once
@@ -316,6 +322,7 @@ func (r *Runtime) Close(ctx context.Context) error {
 		if d, ok := ctx.Deadline(); ok && d.Before(deadline) {
 			deadline = d
 		}
+		r.closeWorkerSockets(ctx, deadline) // websocket_natives.go
 		for _, iso := range r.isolates {
 			if !iso.waitIdle(deadline) {
 				err = fmt.Errorf("close runtime: isolate %d still busy at deadline", iso.id)

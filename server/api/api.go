@@ -50,6 +50,12 @@ type Counters struct {
 	Releasing int `json:"releasing"`
 	// Hibernating: the occupied cells whose JS isolate is dropped.
 	Hibernating int `json:"hibernating"`
+	// WebSockets: the sockets the node's Durable Objects hold open (or
+	// have accepted, their 101 on its way); ClientWebSockets the client
+	// connections the public listener upgraded (CELLD_MAX_WEBSOCKETS caps
+	// them).
+	WebSockets       int `json:"websockets"`
+	ClientWebSockets int `json:"client_websockets"`
 	// AlarmsArmed: resident cells with a Durable Object alarm set.
 	AlarmsArmed int `json:"alarms_armed"`
 	// AlarmsDue: the armed ones whose time has come (firing, or late).
@@ -83,6 +89,8 @@ type Cell struct {
 	// Hibernating: an owned Durable Object that dropped its JS isolate
 	// while idle (CELLD_HIBERNATE_S); its next event rebuilds it.
 	Hibernating bool `json:"hibernating,omitempty"`
+	// WebSockets the object holds open.
+	WebSockets int `json:"websockets,omitempty"`
 	// Replication is an owned cell's replication to the bucket since it
 	// was activated.
 	Replication *Replication `json:"replication,omitempty"`

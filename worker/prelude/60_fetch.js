@@ -329,7 +329,7 @@ class Response {
       // WebIDL unsigned short: truncate, wrap modulo 2^16.
       status = Math.trunc(Number(init.status)) || 0;
       status = ((status % 65536) + 65536) % 65536;
-      if (!(status >= 200 && status <= 599)) {
+      if (!(status >= 200 && status <= 599) && !(status === 101 && init.webSocket != null)) {
         throw new RangeError("Responses may only be constructed with status codes in the range 200 to 599, inclusive.");
       }
     }
@@ -347,13 +347,14 @@ class Response {
     this.#url = "";
     this.#redirected = false;
     this.#webSocket = init.webSocket || null;
+    if (this.#webSocket !== null && status !== 101) throw new RangeError("Responses with a WebSocket must have status code 101.");
     this.#cf = init.cf;
     this.#body = newBody(source);
   }
   static {
     isResponse = (v) => v !== null && typeof v === "object" && #status in v;
     resBody = (v) => (v !== null && typeof v === "object" && #body in v ? v.#body : undefined);
-    makeResponse = (status, statusText, headers, body, url, redirected) => {
+    makeResponse = (status, statusText, headers, body, url, redirected, webSocket = null) => {
       const r = new Response(kTrusted);
       r.#status = status;
       r.#statusText = statusText;
@@ -361,7 +362,7 @@ class Response {
       r.#type = "default";
       r.#url = url;
       r.#redirected = redirected;
-      r.#webSocket = null;
+      r.#webSocket = webSocket;
       r.#cf = undefined;
       r.#body = body;
       return r;
@@ -377,6 +378,7 @@ class Response {
       }
       const b = res.#body;
       const out = internal.appendHeaders([res.#status, res.#statusText, null], res.#headers);
+      if (res.#webSocket !== null && res.#status === 101) out.webSocket = internal.ws.handOff(res.#webSocket);
       if (b.source === null) return out;
       if (bodyUsed(b)) throw usedError();
       if (b.stream === null && !(isStream(b.source))) {
@@ -450,13 +452,13 @@ Object.defineProperty(Response.prototype, Symbol.toStringTag, { value: "Response
 // Object): any status, trusted lowercase header pairs, immutable headers
 // as on a fetch() result, body bytes (an ArrayBuffer), a ReadableStream
 // or null. url and redirected are those of a fetch() result.
-internal.makeResponse = (status, statusText, flatHeaders, body, url = "", redirected = false) => {
+internal.makeResponse = (status, statusText, flatHeaders, body, url = "", redirected = false, webSocket = null) => {
   if (body !== null && nullBodyStatus(status)) {
     if (body instanceof ReadableStream) body.cancel().catch(() => {});
     body = null;
   }
   const source = body === null || body instanceof ReadableStream ? body : new Uint8Array(body);
-  return makeResponse(status, statusText, internal.headersFrom(flatHeaders, "immutable"), newBody(source), url, redirected);
+  return makeResponse(status, statusText, internal.headersFrom(flatHeaders, "immutable"), newBody(source), url, redirected, webSocket);
 };
 // goStream is a Go body (native.bodyRead) as a ReadableStream; an abort
 // of signal (optional) errors it with the signal's reason and closes the
@@ -575,6 +577,7 @@ internal.expose("fetch", async function fetch(input, init = undefined) {
   const req = input instanceof Request && init === undefined ? input : new Request(input, init);
   const signal = req.signal;
   if (signal && signal.aborted) throw signal.reason;
+  if (String(req.headers.get("upgrade")).toLowerCase() === "websocket") return internal.wsFetch(req);
   const body = req.body === null ? null : await req.arrayBuffer();
   const r = await native.httpFetch(req.method, req.url, internal.headersFlat(req.headers), body, req.redirect || "follow");
   if (signal && signal.aborted) throw signal.reason;

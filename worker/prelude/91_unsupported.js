@@ -3,7 +3,7 @@
 const unsupported = (what) => () => {
   throw new TypeError(`celld: ${what} is not supported yet`);
 };
-for (const name of ["WebSocketPair", "WebSocket", "HTMLRewriter", "EventSource"]) {
+for (const name of ["HTMLRewriter", "EventSource"]) {
   internal.expose(name, function () { unsupported(name)(); });
 }
 const rejectCache = () => Promise.reject(new TypeError("celld: the Cache API (caches) is not supported yet"));

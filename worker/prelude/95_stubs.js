@@ -12,7 +12,8 @@ async function stubFetch(cls, id, input, init) {
   const r = await native.doFetch(cls, idHex(id), nameArg(id), req.method, req.url, internal.headersFlat(req.headers), body);
   if (!r.ok) throw rebuild(r);
   const resBody = r.stream === undefined ? r.body : internal.goStream(r.stream);
-  return internal.makeResponse(r.status, r.statusText, r.headers, resBody);
+  const ws = r.webSocket === undefined ? null : internal.ws.fromGo(r.webSocket, true, null);
+  return internal.makeResponse(r.status, r.statusText, r.headers, resBody, "", false, ws);
 }
 
 function stubCall(cls, id, method, args) {

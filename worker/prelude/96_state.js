@@ -123,6 +123,7 @@ class DurableObjectStorage {
 // ---- the state (ctx) ---------------------------------------------------------
 
 const bcwLimitMs = 30000;
+const kEventTimeout = Symbol("eventTimeout");
 
 class DurableObjectState {
   #S;
@@ -133,6 +134,9 @@ class DurableObjectState {
     this.#S = S;
     this.#id = id;
     this.#storage = new DurableObjectStorage(kCreate, S);
+  }
+  static {
+    internal.stateNatives = (st) => st.#S;
   }
   get id() { return this.#id; }
   get storage() { return this.#storage; }
@@ -175,9 +179,51 @@ class DurableObjectState {
     throw e;
   }
 }
+// The WebSocket Hibernation API (objects_websocket.go keeps the sockets).
+const wsState = (st) => internal.stateNatives(st);
+Object.assign(DurableObjectState.prototype, {
+  acceptWebSocket(ws, tags = undefined) {
+    if (!internal.ws.isWebSocket(ws)) {
+      throw new TypeError("Failed to execute 'acceptWebSocket' on 'DurableObjectState': parameter 1 is not of type 'WebSocket'.");
+    }
+    wsState(this).wsAccept(ws, tags === undefined ? undefined : Array.from(tags, String));
+  },
+  getWebSockets(tag = undefined) {
+    return wsState(this).wsList(tag === undefined ? undefined : String(tag));
+  },
+  getTags(ws) {
+    if (!internal.ws.isWebSocket(ws)) throw new TypeError("Failed to execute 'getTags' on 'DurableObjectState': parameter 1 is not of type 'WebSocket'.");
+    return wsState(this).wsTags(ws);
+  },
+  setWebSocketAutoResponse(pair = undefined) {
+    if (pair === undefined) {
+      wsState(this).wsSetAuto(undefined);
+      return;
+    }
+    if (!internal.isAutoPair(pair)) {
+      throw new TypeError("Failed to execute 'setWebSocketAutoResponse' on 'DurableObjectState': parameter 1 is not of type 'WebSocketRequestResponsePair'.");
+    }
+    wsState(this).wsSetAuto(pair.request, pair.response);
+  },
+  getWebSocketAutoResponse() {
+    const p = wsState(this).wsGetAuto();
+    return p === null ? null : new WebSocketRequestResponsePair(p[0], p[1]);
+  },
+  getWebSocketAutoResponseTimestamp(ws) {
+    if (!internal.ws.isWebSocket(ws)) {
+      throw new TypeError("Failed to execute 'getWebSocketAutoResponseTimestamp' on 'DurableObjectState': parameter 1 is not of type 'WebSocket'.");
+    }
+    const t = wsState(this).wsAutoTS(ws);
+    return t === null ? null : new Date(t);
+  },
+  setHibernatableWebSocketEventTimeout(ms = undefined) {
+    this[kEventTimeout] = ms === undefined || ms === null || Number(ms) === 0 ? null : Number(ms);
+  },
+  getHibernatableWebSocketEventTimeout() { return this[kEventTimeout] === undefined ? null : this[kEventTimeout]; },
+});
 for (const name of ["acceptWebSocket", "getWebSockets", "getTags", "setWebSocketAutoResponse", "getWebSocketAutoResponse",
   "getWebSocketAutoResponseTimestamp", "setHibernatableWebSocketEventTimeout", "getHibernatableWebSocketEventTimeout"]) {
-  internal.define(DurableObjectState.prototype, name, unsupported(`ctx.${name}()`));
+  Object.defineProperty(DurableObjectState.prototype, name, { enumerable: false });
 }
 Object.defineProperty(DurableObjectState.prototype, Symbol.toStringTag, { value: "DurableObjectState", configurable: true });
 
@@ -192,6 +238,27 @@ internal.constructObject = (Class, state, env) => new Class(state, env);
 internal.objectFetch = (instance, request) => {
   if (typeof instance.fetch !== "function") throw new TypeError("Handler does not export a fetch() function.");
   return instance.fetch(request);
+};
+
+// objectWebSocket runs the handler of a hibernatable socket's event: a
+// message, a close, or an error (then the close that follows it).
+internal.objectWebSocket = (instance, ws, kind, data, code, reason, clean) => {
+  if (kind === "m") {
+    if (typeof instance.webSocketMessage === "function") return instance.webSocketMessage(ws, data);
+    return undefined;
+  }
+  internal.ws.markClosed(ws);
+  if (kind === "e") {
+    const run = async () => {
+      if (typeof instance.webSocketError === "function") {
+        await instance.webSocketError(ws, new Error("WebSocket disconnected without sending Close frame."));
+      }
+      if (typeof instance.webSocketClose === "function") await instance.webSocketClose(ws, 1006, "", false);
+    };
+    return run();
+  }
+  if (typeof instance.webSocketClose === "function") return instance.webSocketClose(ws, code, reason, clean);
+  return undefined;
 };
 
 // objectAlarm runs instance.alarm(alarmInfo).
