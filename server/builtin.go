@@ -136,10 +136,7 @@ func (o *objects) Call(ctx context.Context, name string, req []byte) ([]byte, er
 
 func (r *resident) callBuiltin(ctx context.Context, req []byte) ([]byte, error) {
 	r.inflight.Add(1)
-	defer func() {
-		r.lastUsed.Store(nowNano())
-		r.inflight.Add(-1)
-	}()
+	defer r.done()
 	out, err := r.bi.Call(ctx, req)
 	if errors.Is(err, host.ErrBuiltinClosed) {
 		err = fmt.Errorf("%w: %w", worker.ErrObjectClosed, err)

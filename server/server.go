@@ -57,6 +57,10 @@ type Options struct {
 	Releases int
 	// DrainTimeout bounds a drain (CELLD_SHUTDOWN_DRAIN_MS). Default 25s.
 	DrainTimeout time.Duration
+	// Clock is what the node's residency decisions read (idle eviction,
+	// the cache of cells owned elsewhere, drain deadlines, retention
+	// ages). Default time.Now; tests set one. Leases keep the real clock.
+	Clock func() time.Time
 	// Builtins are the built-in cell kinds (d1:, kv:) the node hosts.
 	// Default: DefaultBuiltins().
 	Builtins []host.Kind
@@ -207,6 +211,9 @@ func Run(ctx context.Context, o Options) error {
 		o.Builtins = DefaultBuiltins()
 	}
 	objs.builtins = host.NewRegistry(o.Builtins...)
+	if o.Clock != nil {
+		objs.now = o.Clock
+	}
 	if o.Releases <= 0 {
 		o.Releases = 128
 	}
