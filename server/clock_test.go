@@ -43,7 +43,15 @@ func testObjects(t *testing.T, clock *fakeClock, idle time.Duration) (*objects, 
 	o := newObjects(store, fn, filepath.Join(t.TempDir(), "state"), idle, slog.New(slog.DiscardHandler))
 	o.builtins = host.NewRegistry(host.Kind{Name: "note", Handler: noteHandler})
 	o.now = clock.now
-	t.Cleanup(o.closeAll)
+	t.Cleanup(func() {
+		o.mu.Lock()
+		var rs []*resident
+		for _, r := range o.residents {
+			rs = append(rs, o.detach(r))
+		}
+		o.mu.Unlock()
+		o.stopAll(rs, "test over")
+	})
 	return o, store
 }
 

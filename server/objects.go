@@ -400,17 +400,6 @@ func (o *objects) evictLoop(ctx context.Context) {
 	}
 }
 
-// closeAll stops every resident (graceful shutdown).
-func (o *objects) closeAll() {
-	o.mu.Lock()
-	var victims []*resident
-	for _, r := range o.residents {
-		victims = append(victims, o.detach(r))
-	}
-	o.mu.Unlock()
-	o.stopAll(victims, "shutdown")
-}
-
 // handle delivers events to a resident and holds every output in the
 // output gate.
 type handle struct{ r *resident }

@@ -1,7 +1,11 @@
 // Package server is the node: it checks the bucket, takes its lease,
-// serves the public and internal listeners, and fences (exit 3) when the
-// lease is lost. This first cut holds the lease and answers health and
-// /state; Worker traffic and cells arrive with the runtime.
+// loads the live deployment, serves Worker traffic on the public listener
+// and peers and operators on the internal one, routes each Durable
+// Object or built-in cell to its owner (here, through the cell host, or a
+// live peer), decides residency (idle eviction, the resident cap, drain
+// order), drains on SIGTERM or POST /shutdown, and fences (exit 3) when
+// the lease is lost. A cell's own life — acquire, restore, replicate, the
+// output gate, release — is package host's.
 package server
 
 import (
