@@ -28,8 +28,8 @@ type Rule struct {
 const engine = "github.com/dop251/goja"
 
 // dataPlane lists the products whose JS binding adapter is a leaf
-// subpackage named <product>js.
-var dataPlane = []string{"d1", "kv", "r2", "queue"}
+// subpackage named <product>js (static assets are served like one).
+var dataPlane = []string{"d1", "kv", "r2", "queue", "assets"}
 
 // Rules is design.md's table. The packages "below" cli are everything but
 // cmd; internal/ and bench/ are test and benchmark support, free to use
@@ -44,7 +44,9 @@ var Rules = func() []Rule {
 		{Package: "fleet", May: []string{"bucket", "fleet"}, Ban: []string{engine}},
 		{Package: "fleet/core", Ban: []string{engine}}, // pure: see its own purity test
 		{Package: "diagnose", May: []string{"bucket", "fleet"}, Ban: []string{engine}},
-		{Package: "deploy", May: []string{"bucket"}},
+		// deploy scans and uploads a project's static assets with their
+		// package.
+		{Package: "deploy", May: []string{"bucket", "assets"}},
 		{Package: "worker", May: []string{"cell"}},
 		{Package: "cell", May: []string{"bucket", "fleet"}, Ban: []string{engine}},
 		{Package: "host", May: []string{"cell", "fleet", "bucket"}, Ban: []string{engine}},
