@@ -39,7 +39,9 @@ var Rules = func() []Rule {
 	below = append(below, dataPlane...)
 	rs := []Rule{
 		{Package: "cmd/celld", May: []string{"cli"}},
-		{Package: "cli", May: below},
+		// cli reaches cells through host (and the products), never cell
+		// itself: a cell's life has one home.
+		{Package: "cli", May: slices.DeleteFunc(slices.Clone(below), func(p string) bool { return p == "cell" })},
 		{Package: "bucket", Ban: []string{engine}},
 		{Package: "fleet", May: []string{"bucket", "fleet"}, Ban: []string{engine}},
 		{Package: "fleet/core", Ban: []string{engine}}, // pure: see its own purity test
