@@ -1,7 +1,11 @@
 // Package server is the node: it checks the bucket, takes its lease,
-// serves the public and internal listeners, and fences (exit 3) when the
-// lease is lost. This first cut holds the lease and answers health and
-// /state; Worker traffic and cells arrive with the runtime.
+// loads the live deployment, serves Worker traffic on the public listener
+// and peers and operators on the internal one, routes each Durable
+// Object or built-in cell to its owner (here, through the cell host, or a
+// live peer), decides residency (idle eviction, the resident cap, drain
+// order), drains on SIGTERM or POST /shutdown, and fences (exit 3) when
+// the lease is lost. A cell's own life — acquire, restore, replicate, the
+// output gate, release — is package host's.
 package server
 
 import (
@@ -56,6 +60,10 @@ type Options struct {
 	Releases int
 	// DrainTimeout bounds a drain (CELLD_SHUTDOWN_DRAIN_MS). Default 25s.
 	DrainTimeout time.Duration
+	// Clock is what the node's residency decisions read (idle eviction,
+	// the cache of cells owned elsewhere, drain deadlines, retention
+	// ages). Default time.Now; tests set one. Leases keep the real clock.
+	Clock func() time.Time
 	// Builtins are the built-in cell kinds (d1:, kv:) the node hosts.
 	// Default: DefaultBuiltins().
 	Builtins []host.Kind
@@ -228,6 +236,9 @@ func Run(ctx context.Context, o Options) error {
 		o.Builtins = DefaultBuiltins()
 	}
 	objs.builtins = host.NewRegistry(o.Builtins...)
+	if o.Clock != nil {
+		objs.now = o.Clock
+	}
 	if o.Releases <= 0 {
 		o.Releases = 128
 	}

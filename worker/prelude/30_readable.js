@@ -1,7 +1,7 @@
 // ReadableStream: a compact implementation of the WHATWG Streams model
 // (default readers, pull-based sources with a high-water mark, tee,
-// pipeTo/pipeThrough). BYOB readers are not supported and say so when
-// asked for.
+// pipeTo/pipeThrough), and BYOB readers on byte streams; asking a stream
+// that is not a byte stream for a BYOB reader throws a TypeError.
 
 const { kCreate } = internal;
 const kRS = Symbol("readable");
