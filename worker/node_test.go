@@ -184,3 +184,20 @@ func TestNode_Crypto(t *testing.T) {
   ];`, []any{"ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad", "UDH+PZicbRU3oBP6bnOdojRj/a7DtwE32Cjjas4iG9A=",
 		32.0, "0a38253555ce37f5c72a6b703f996814", "f563737a376afbed282274255a7fcabd", "hello world"})
 }
+
+// Buffers are Uint8Arrays to the rest of the runtime: bodies, encoders,
+// digests and structured clones take them.
+func TestNode_BufferInterop(t *testing.T) {
+	nodeCheck(t, `
+  const b = Buffer.from("héllo");
+  const cloned = structuredClone(b);
+  const digest = Buffer.from(await crypto.subtle.digest("SHA-1", b)).toString("hex");
+  return [
+    await new Response(b).text(),
+    new TextDecoder().decode(b),
+    cloned instanceof Uint8Array, Buffer.isBuffer(cloned), cloned.length,
+    digest,
+    await new Blob([b, Buffer.from("!")]).text(),
+    btoa(String.fromCharCode(...b.subarray(0, 1))),
+  ];`, /* SHA-1 of "héllo" from Node */ []any{"héllo", "héllo", true, false, 6.0, "35b5ea45c5e41f78b46a937cc74d41dfea920890", "héllo!", "aA=="})
+}
