@@ -102,7 +102,9 @@ const signOptions = (key) => {
   const o = key && typeof key === "object" && !(key instanceof KeyObject) && !ArrayBuffer.isView(key) ? key : {};
   return {
     pss: o.padding === constants.RSA_PKCS1_PSS_PADDING,
-    salt: o.saltLength === undefined ? constants.RSA_PSS_SALTLEN_MAX_SIGN : o.saltLength,
+    // workerd signs and verifies PSS with a digest-length salt by default
+    // (Node signs with the longest salt and verifies any length).
+    salt: o.saltLength === undefined ? constants.RSA_PSS_SALTLEN_DIGEST : o.saltLength,
     p1363: o.dsaEncoding === "ieee-p1363",
   };
 };
@@ -115,9 +117,9 @@ const doSign = (algorithm, data, key) => {
   return B().from(r);
 };
 const doVerify = (algorithm, data, key, signature) => {
-  let k = keyFrom(key, "");
+  const k = keyFrom(key, "");
   const o = signOptions(key);
-  return native.keyVerify(algorithm || "", data, k[kHandle], signature, o.pss, o.salt === constants.RSA_PSS_SALTLEN_MAX_SIGN ? -2 : o.salt, o.p1363);
+  return native.keyVerify(algorithm || "", data, k[kHandle], signature, o.pss, o.salt, o.p1363);
 };
 
 class Sign {
