@@ -131,7 +131,7 @@ func TestParseConfig_EnvInheritance(t *testing.T) {
 }
 
 // tomlAsJSON is tomlConfig written as JSONC.
-func tomlAsJSON(t *testing.T) []byte {
+func tomlAsJSON(testing.TB) []byte {
 	return []byte(`{
   "name": "shop", "main": "src/index.js", "compatibility_date": "2025-01-01",
   "account_id": "abc", "workers_dev": true, "observability": {"enabled": true},
