@@ -147,11 +147,14 @@ func (b *Bucket) Put(ctx context.Context, key string, body io.Reader, size int64
 	if size > MaxObjectBytes {
 		return nil, fail("put", CodeEntityTooLarge, nil)
 	}
-	first := make([]byte, PartSize+1)
+	// Read up to one part and a byte: a body that ends within it goes in
+	// one request. The buffer grows with what arrives, so a small body of
+	// unknown length does not cost a whole part.
+	var first []byte
 	if size >= 0 && size <= PartSize {
-		first = first[:size+1]
+		first = make([]byte, size+1)
 	}
-	n, err := io.ReadFull(body, first)
+	n, err := readPart(body, &first)
 	switch {
 	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
 		if size >= 0 && int64(n) != size {
@@ -168,9 +171,44 @@ func (b *Bucket) Put(ctx context.Context, key string, body io.Reader, size int64
 	return b.putParts(ctx, key, first, body, o)
 }
 
+// readPart fills *buf (allocated as needed, up to PartSize+1 bytes) from
+// r. It returns io.EOF or io.ErrUnexpectedEOF when r ended first, nil when
+// the buffer filled.
+func readPart(r io.Reader, buf *[]byte) (int, error) {
+	if *buf != nil {
+		return io.ReadFull(r, *buf)
+	}
+	b := make([]byte, 0, 64<<10)
+	for {
+		if len(b) == cap(b) {
+			if len(b) == PartSize+1 {
+				*buf = b
+				return len(b), nil
+			}
+			nb := make([]byte, len(b), min(2*cap(b), PartSize+1))
+			copy(nb, b)
+			b = nb
+		}
+		m, err := r.Read(b[len(b):cap(b)])
+		b = b[:len(b)+m]
+		if err == io.EOF {
+			*buf = b
+			if len(b) == 0 {
+				return 0, io.EOF
+			}
+			return len(b), io.ErrUnexpectedEOF
+		}
+		if err != nil {
+			return len(b), err
+		}
+	}
+}
+
 // putSmall writes one request's worth, checked and conditional.
 func (b *Bucket) putSmall(ctx context.Context, key string, data []byte, o PutOptions) (*Object, error) {
-	d := newDigester(o, true)
+	// The MD5 is not computed here: a single PUT's ETag is the MD5, and
+	// record reports it as checksums.md5.
+	d := newDigester(o, false)
 	d.Write(data)
 	sums, err := d.verify("put", o.Checksums)
 	if err != nil {
@@ -299,6 +337,7 @@ func (b *Bucket) uploadAll(ctx context.Context, key, id string, first []byte, bo
 		if num > 1 {
 			select {
 			case buf = <-free:
+				buf = buf[:PartSize] // the first buffer held one byte more
 			case <-ctx.Done():
 			}
 			if ctx.Err() != nil {

@@ -18,7 +18,17 @@ func (h *Host) ReadableStream(rc io.ReadCloser) (goja.Value, error) {
 		rc.Close()
 		return nil, errors.New("prelude: internal.goStream missing")
 	}
-	return mk(goja.Undefined(), iso.vm.ToValue(iso.newGoBody(rc)))
+	handle := iso.vm.ToValue(iso.newGoBody(rc))
+	stream, err := mk(goja.Undefined(), handle)
+	if err != nil {
+		return nil, err
+	}
+	// Passed on unread (new Response(stream)), it goes back to Go whole.
+	mark, ok := goja.AssertFunction(iso.internal.Get("markGoStream"))
+	if !ok {
+		return stream, nil
+	}
+	return mark(goja.Undefined(), stream, handle)
 }
 
 // StreamReader locks the script's ReadableStream and returns a reader of
@@ -28,6 +38,14 @@ func (h *Host) StreamReader(stream goja.Value) (io.ReadCloser, error) {
 	obj, ok := stream.(*goja.Object)
 	if !ok {
 		return nil, errors.New("not a ReadableStream")
+	}
+	// An unread Go body (another R2 object's, say) is read directly.
+	if take, ok := goja.AssertFunction(h.iso.internal.Get("takeGoStream")); ok {
+		if v, err := take(goja.Undefined(), obj); err == nil {
+			if gb, ok := exportGoBody(v); ok {
+				return gb.rc, nil
+			}
+		}
 	}
 	getReader, ok := goja.AssertFunction(obj.Get("getReader"))
 	if !ok {
