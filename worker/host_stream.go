@@ -1,6 +1,7 @@
 package worker
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"io"
@@ -32,30 +33,41 @@ func (h *Host) ReadableStream(rc io.ReadCloser) (goja.Value, error) {
 }
 
 // StreamReader locks the script's ReadableStream and returns a reader of
-// its bytes, for use off the loop (within Async work). Closing it before
-// the end cancels the stream. Call it on the loop.
-func (h *Host) StreamReader(stream goja.Value) (io.ReadCloser, error) {
+// its bytes, for use off the loop (within Async work), and their number
+// when known (else -1). Closing it before the end cancels the stream.
+// Call it on the loop.
+func (h *Host) StreamReader(stream goja.Value) (io.ReadCloser, int64, error) {
 	obj, ok := stream.(*goja.Object)
 	if !ok {
-		return nil, errors.New("not a ReadableStream")
+		return nil, 0, errors.New("not a ReadableStream")
 	}
 	// An unread Go body (another R2 object's, say) is read directly.
 	if take, ok := goja.AssertFunction(h.iso.internal.Get("takeGoStream")); ok {
 		if v, err := take(goja.Undefined(), obj); err == nil {
 			if gb, ok := exportGoBody(v); ok {
-				return gb.rc, nil
+				return gb.rc, -1, nil
+			}
+		}
+	}
+	// So is an unread stream over bytes (a request body): whole, and of a
+	// known length.
+	if take, ok := goja.AssertFunction(h.iso.internal.Get("takeBytesStream")); ok {
+		if v, err := take(goja.Undefined(), obj); err == nil && !goja.IsNull(v) && !goja.IsUndefined(v) {
+			var b []byte
+			if err := h.iso.vm.ExportTo(v, &b); err == nil {
+				return io.NopCloser(bytes.NewReader(b)), int64(len(b)), nil
 			}
 		}
 	}
 	getReader, ok := goja.AssertFunction(obj.Get("getReader"))
 	if !ok {
-		return nil, errors.New("not a ReadableStream")
+		return nil, 0, errors.New("not a ReadableStream")
 	}
 	reader, err := getReader(obj)
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
-	return h.iso.newBodyStream(reader), nil
+	return h.iso.newBodyStream(reader), -1, nil
 }
 
 // OutputGate returns the wait a binding's mutation must pass in a Durable

@@ -234,11 +234,11 @@ func (n natives) body(vm *goja.Runtime, v goja.Value) (io.ReadCloser, int64) {
 			}
 			return io.NopCloser(bytes.NewReader(ab)), int64(len(ab))
 		}
-		rc, err := n.h.StreamReader(obj)
+		rc, size, err := n.h.StreamReader(obj)
 		if err != nil {
 			panic(vm.NewTypeError("r2: body: %v", err))
 		}
-		return rc, -1
+		return rc, size
 	}
 	panic(vm.NewTypeError("r2: body of an unexpected type"))
 }
