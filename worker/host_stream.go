@@ -55,7 +55,7 @@ func (h *Host) StreamReader(stream goja.Value) (io.ReadCloser, int64, error) {
 		if v, err := take(goja.Undefined(), obj); err == nil && !goja.IsNull(v) && !goja.IsUndefined(v) {
 			var b []byte
 			if err := h.iso.vm.ExportTo(v, &b); err == nil {
-				return io.NopCloser(bytes.NewReader(b)), int64(len(b)), nil
+				return bytesBody{bytes.NewReader(b)}, int64(len(b)), nil
 			}
 		}
 	}
@@ -82,3 +82,9 @@ func (h *Host) OutputGate() func(ctx context.Context) error {
 	class, id := obj.class, obj.id
 	return func(ctx context.Context) error { return gate(ctx, class, id) }
 }
+
+// bytesBody is bytes as a body that stays seekable (a store can then sign
+// it once instead of chunk by chunk).
+type bytesBody struct{ *bytes.Reader }
+
+func (bytesBody) Close() error { return nil }
