@@ -389,7 +389,10 @@ class Response {
       const stream = bodyStream(b);
       if (stream.locked) throw new TypeError("This ReadableStream is currently locked to a reader.");
       b.used = true;
-      out[2] = stream.getReader();
+      // A Go body passed on untouched goes back to Go whole (no chunk
+      // crosses the isolate); anything else is pulled through its reader.
+      const taken = internal.takeGoStream(stream);
+      out[2] = taken !== null ? taken : stream.getReader();
       return out;
     };
   }
@@ -463,6 +466,25 @@ internal.makeResponse = (status, statusText, flatHeaders, body, url = "", redire
 // goStream is a Go body (native.bodyRead) as a ReadableStream; an abort
 // of signal (optional) errors it with the signal's reason and closes the
 // Go body.
+// kGoHandle marks a goStream with its Go handle (see takeGoStream).
+const kGoHandle = Symbol("go body");
+// takeGoStream returns the Go handle of an unlocked, unread goStream and
+// locks the stream, or null when stream is anything else: a Go body handed
+// on unread (new Response(r2object.body), a stub's response returned as
+// is) goes back to Go without its bytes passing through JavaScript.
+internal.takeGoStream = (stream) => {
+  const handle = stream[kGoHandle];
+  if (handle === undefined || handle === null || stream.locked || internal.isDisturbed(stream)) return null;
+  if (!native.bodyTake(handle)) return null;
+  stream[kGoHandle] = null;
+  stream.getReader();
+  return handle;
+};
+// markGoStream marks stream, a goStream of handle, as one Go may take back.
+internal.markGoStream = (stream, handle) => {
+  Object.defineProperty(stream, kGoHandle, { value: handle, writable: true });
+  return stream;
+};
 internal.goStream = (handle, signal = null) => new ReadableStream({
   type: "bytes",
   start(c) {
