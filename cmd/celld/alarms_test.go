@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -118,5 +119,55 @@ func TestFleet_AlarmsFireOnceAfterOwnerKilled(t *testing.T) {
 		if st := read(i); len(st.Fires) != 1 {
 			t.Errorf("t%d fired %d times after a further wait, want once", i, len(st.Fires))
 		}
+	}
+}
+
+// TestFleet_AlarmDueDuringDrainRunsOnSuccessor: node A owns cells whose
+// alarms are due while A drains (SIGTERM). A releases them; each alarm
+// then runs at least once — on A before its cell was released, or on B,
+// woken by B's waker (A resigns the waker role when its drain begins) —
+// and, as nothing failed, exactly once.
+func TestFleet_AlarmDueDuringDrainRunsOnSuccessor(t *testing.T) {
+	if testing.Short() {
+		t.Skip("process test")
+	}
+	bin := buildCelld(t)
+	srv := miniotest.Shared(t)
+	bucketName := srv.NewBucket(t)
+	const tick = 500 * time.Millisecond
+	tickEnv := fmt.Sprintf("CELLD_WAKER_TICK_MS=%d", tick.Milliseconds())
+	a := startFleetNode(t, bin, srv, bucketName, "a", t.TempDir(), tickEnv)
+	deployAlarms(t, bin, srv, bucketName)
+	b := startFleetNode(t, bin, srv, bucketName, "b", t.TempDir(), tickEnv)
+	const cells = 6
+	due := time.Now().Add(3 * time.Second).UnixMilli()
+	c := freshClient(10 * time.Second)
+	for i := range cells {
+		r := fetch(c, fmt.Sprintf("%s/arm?name=d%d&at=%d", a.public, i, due))
+		if r.err != nil || r.status != 200 {
+			t.Fatalf("arm d%d: %v", i, r)
+		}
+	}
+	a.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-a.done:
+	case <-time.After(30 * time.Second):
+		t.Fatalf("A did not exit after SIGTERM\n%s", a.stderr)
+	}
+	// Released cells need no lease wait: B's waker claims the resigned
+	// role at its next tick and wakes them at the tick after.
+	latest := time.UnixMilli(due).Add(3*tick + 3*time.Second)
+	time.Sleep(time.Until(latest))
+	for i := range cells {
+		r := fetch(c, fmt.Sprintf("%s/status?name=d%d", b.public, i))
+		var st alarmStatus
+		if r.err != nil || r.status != 200 || json.Unmarshal([]byte(r.body), &st) != nil {
+			t.Fatalf("status d%d: %v", i, r)
+		}
+		if len(st.Fires) != 1 || st.Pending != nil {
+			t.Errorf("d%d: %+v, want one run and nothing pending\n%s", i, st, b.stderr)
+			continue
+		}
+		t.Logf("d%d ran %d ms after it was due", i, st.Fires[0].At-due)
 	}
 }
