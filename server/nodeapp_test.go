@@ -1,12 +1,9 @@
 package server
 
 import (
-	"context"
 	"encoding/json"
 	"io"
 	"net/http"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"reflect"
 	"testing"
@@ -19,25 +16,13 @@ import (
 // streams; nanoid; date-fns) — and checks that they
 // run unchanged. The expected values are what the same module answers
 // under Node.js. The packages come from package-lock.json through
-// `npm ci` (run here when node_modules is missing).
+// `npm ci` (run here unless node_modules matches the lock file).
 func TestNodeApp(t *testing.T) {
 	dir, err := filepath.Abs("testdata/nodeapp")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := os.Stat(filepath.Join(dir, "node_modules", "readable-stream")); err != nil {
-		npm, err := exec.LookPath("npm")
-		if err != nil {
-			t.Skip("npm is not installed: cannot install testdata/nodeapp's packages")
-		}
-		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-		defer cancel()
-		cmd := exec.CommandContext(ctx, npm, "ci", "--no-audit", "--no-fund", "--ignore-scripts")
-		cmd.Dir = dir
-		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("npm ci in %s: %v\n%s", dir, err, out)
-		}
-	}
+	npmCI(t, dir)
 	base := startFixtureNode(t, dir)
 	client := &http.Client{Timeout: 30 * time.Second}
 	for path, want := range map[string]any{
