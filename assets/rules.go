@@ -114,6 +114,9 @@ func parseHeaders(text string) ([]headerRule, error) {
 				return nil, fmt.Errorf("_headers line %d: %w", n+1, err)
 			}
 			rules = append(rules, headerRule{pat: p})
+			if len(rules) > MaxHeaderRules {
+				return nil, fmt.Errorf("_headers: more than %d rules, Cloudflare's limit", MaxHeaderRules)
+			}
 			continue
 		}
 		if len(rules) == 0 {
@@ -171,6 +174,7 @@ type redirectRule struct {
 
 func parseRedirects(text string) ([]redirectRule, error) {
 	var rules []redirectRule
+	static, dynamic := 0, 0
 	for n, line := range strings.Split(text, "\n") {
 		line = strings.TrimSpace(line)
 		if line == "" || strings.HasPrefix(line, "#") {
@@ -199,9 +203,24 @@ func parseRedirects(text string) ([]redirectRule, error) {
 			return nil, fmt.Errorf("_redirects line %d: %w", n+1, err)
 		}
 		rules = append(rules, redirectRule{pat: p, to: f[1], status: status})
+		if len(p.names) == 0 {
+			static++
+		} else {
+			dynamic++
+		}
+	}
+	if static > MaxStaticRedirects || dynamic > MaxDynamicRedirects {
+		return nil, fmt.Errorf("_redirects: %d static and %d dynamic rules; Cloudflare's limits are %d and %d", static, dynamic, MaxStaticRedirects, MaxDynamicRedirects)
 	}
 	return rules, nil
 }
+
+// Cloudflare's limits on _redirects and _headers rules.
+const (
+	MaxStaticRedirects  = 2000
+	MaxDynamicRedirects = 100
+	MaxHeaderRules      = 100
+)
 
 var validRedirectStatus = map[int]bool{200: true, 301: true, 302: true, 303: true, 307: true, 308: true}
 

@@ -6,6 +6,8 @@
 #   hello        examples/hello, GET /
 #   counter-read examples/counter (SQLite-backed Durable Object), one write
 #                (GET /?name=bench) then load on GET /peek?name=bench (reads)
+#   node-base64  bench/apps/node-base64 (nodejs_compat): each request decodes
+#                1 MiB with Buffer.from(string, "base64")
 #   hono         bench/apps/hono: Hono router, two middlewares, JSON from
 #                path and repeated query parameters (GET /users/42?…)
 #   hono-do      bench/apps/hono-do: a Hono Worker forwarding to a Durable
@@ -107,7 +109,7 @@ fi
 app_dir() {
 	case $1 in
 	hello | counter) echo "examples/$1" ;;
-	hono | hono-do | ssr) echo "bench/apps/$1" ;;
+	hono | hono-do | ssr | node-base64) echo "bench/apps/$1" ;;
 	*) die "unknown target $1" ;;
 	esac
 }
@@ -281,6 +283,22 @@ const worker :Workerd.Worker = (
 );
 EOF
 		;;
+	node-base64)
+		cat >"$dir/config.capnp" <<EOF
+using Workerd = import "/workerd/workerd.capnp";
+
+const config :Workerd.Config = (
+  services = [ (name = "main", worker = .worker) ],
+  sockets = [ (name = "http", address = "127.0.0.1:$port", http = (), service = "main") ],
+);
+
+const worker :Workerd.Worker = (
+  modules = [ (name = "index.js", esModule = embed "index.js") ],
+  compatibilityDate = "2026-04-01",
+  compatibilityFlags = ["nodejs_compat"],
+);
+EOF
+		;;
 	hono-do)
 		mkdir -p "$dir/do"
 		cat >"$dir/config.capnp" <<EOF
@@ -409,6 +427,11 @@ bench_one() {
 		post "$BASE/rooms/lobby/seed" >/dev/null || { stop_server; return 1; }
 		body=$(get "$BASE$path") || { stop_server; return 1; }
 		[[ $body == *'"title":"item 7"'* ]] || { log "bench: unexpected hono-do body: $body"; stop_server; return 1; }
+		;;
+	node-base64)
+		path=/
+		body=$(get "$BASE$path") || { stop_server; return 1; }
+		[[ $body == "1048576:30" ]] || { log "bench: unexpected node-base64 body: $body"; stop_server; return 1; }
 		;;
 	ssr)
 		path=/

@@ -98,7 +98,7 @@ func (s *S3) PutObject(ctx context.Context, key string, r io.Reader, size int64,
 	}
 	cs := new(callState)
 	info, err := s.put.PutObject(context.WithValue(ctx, callKey{}, cs), s.bucket, s.prefix+key,
-		&exactReader{r: r, left: size}, size, opts)
+		bodyOf(r, size), size, opts)
 	if err != nil {
 		if !cs.sent.Load() {
 			err = fmt.Errorf("%w: %w", errNotSent, err)
@@ -109,6 +109,18 @@ func (s *S3) PutObject(ctx context.Context, key string, r io.Reader, size int64,
 		Object: Object{Key: key, ETag: strings.Trim(info.ETag, `"`), Size: size, Modified: nowMillis()},
 		Meta:   cloneMeta(o.Meta),
 	}, nil
+}
+
+// bodyOf wraps a write's source so a short one fails. A seekable source
+// stays seekable: minio-go then signs it with one hash of the payload
+// instead of re-signing it chunk by chunk as it streams.
+func bodyOf(r io.Reader, size int64) io.Reader {
+	if rs, ok := r.(io.ReadSeeker); ok {
+		if pos, err := rs.Seek(0, io.SeekCurrent); err == nil && pos == 0 {
+			return &sizedReader{rs, size}
+		}
+	}
+	return &exactReader{r: r, left: size}
 }
 
 // exactReader fails a source that ends before its promised size: a short
@@ -257,7 +269,7 @@ func (s *S3) UploadPart(ctx context.Context, key, uploadID string, n int, r io.R
 	if n < 1 || n > MaxParts {
 		return "", fmt.Errorf("upload part %d of %s: %w: part numbers run 1..%d", n, key, ErrInvalidPart, MaxParts)
 	}
-	p, err := s.writer().PutObjectPart(ctx, s.bucket, s.prefix+key, uploadID, n, &exactReader{r: r, left: size}, size,
+	p, err := s.writer().PutObjectPart(ctx, s.bucket, s.prefix+key, uploadID, n, bodyOf(r, size), size,
 		minio.PutObjectPartOptions{})
 	if err != nil {
 		return "", fmt.Errorf("upload part %d of %s: %w", n, key, s3objErr(OpWrite, err))

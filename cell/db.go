@@ -1,8 +1,8 @@
 // Package cell holds one cell's durable state: its SQLite file and the
 // Durable Object storage API on it (the async KV API, the SQL API,
 // transactions), commit capture and replication to the bucket as LTX
-// (Replicator), and Restore. Later layers add the alarms table and the
-// output gate.
+// (Replicator), Restore, and a Durable Object's alarm (alarm.go). The
+// output gate and a cell's ownership are package host's.
 //
 // This file decides how a cell's SQLite file is opened and how writes are
 // grouped into transactions. It deliberately knows nothing about

@@ -178,6 +178,28 @@ func TestDeployBadProject(t *testing.T) {
 			"wrangler.jsonc": `{"name":"w","main":"index.js","queues":{"producers":[{"binding":"JOBS","queue":"jobs"}]}}`, "index.js": "export default {}"},
 			`(binding JOBS) is not served by this celld yet`},
 		{"no config", map[string]string{"index.js": "export default {}"}, "no wrangler.jsonc, wrangler.json or wrangler.toml in"},
+		// A Worker that bundles but cannot start is refused as a node would
+		// refuse to load it, with nothing written.
+		{"throws at top level", map[string]string{
+			"wrangler.jsonc": `{"name":"w","main":"index.js","compatibility_date":"2026-04-01"}`,
+			"index.js":       "const cfg = JSON.parse('{not json');\nexport default { fetch() { return new Response(cfg) } };\n"},
+			"index.js does not start: evaluate script"},
+		{"Durable Object class not exported", map[string]string{
+			"wrangler.jsonc": `{"name":"w","main":"index.js","compatibility_date":"2026-04-01","durable_objects":{"bindings":[{"name":"ROOM","class_name":"Room"}]},"migrations":[{"tag":"v1","new_sqlite_classes":["Room"]}]}`,
+			"index.js":       "class Room {}\nexport default { fetch() { return new Response('x') } };\n"},
+			"Durable Object class Room is named in the config but not exported"},
+		{"Durable Object class not a class", map[string]string{
+			"wrangler.jsonc": `{"name":"w","main":"index.js","compatibility_date":"2026-04-01","durable_objects":{"bindings":[{"name":"ROOM","class_name":"Room"}]},"migrations":[{"tag":"v1","new_sqlite_classes":["Room"]}]}`,
+			"index.js":       "export const Room = () => 1;\nexport default { fetch() { return new Response('x') } };\n"},
+			"Durable Object class Room is exported as"},
+		{"default export is not a handler", map[string]string{
+			"wrangler.jsonc": `{"name":"w","main":"index.js","compatibility_date":"2026-04-01"}`,
+			"index.js":       "export default 42;\n"},
+			"the default export is 42"},
+		{"no default export", map[string]string{
+			"wrangler.jsonc": `{"name":"w","main":"index.js","compatibility_date":"2026-04-01"}`,
+			"index.js":       "export const x = 1;\n"},
+			"no default export"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			bkt := t.TempDir()

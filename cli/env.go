@@ -30,7 +30,7 @@ var envVars = []envVar{
 	{Name: "CELLD_ADVERTISE", Meaning: "internal address peers use to reach this node (same as --advertise); default: the internal listener"},
 	{Name: "CELLD_TTL_MS", Default: "10000", Meaning: "node lease lifetime in ms; renewed at a third of it", Min: 1000, Max: 600000},
 	{Name: "CELLD_SKEW_MARGIN_MS", Default: "5000", Meaning: "a peer counts a node dead this long after its published lease expiry (clock skew allowance); independently of clocks, a lease seen unchanged for TTL + 1% on the peer's own clock counts as dead", Min: 1, Max: 600000},
-	{Name: "CELLD_WATCH", Default: ".celld/state", Meaning: "directory of the resident cells' SQLite files"},
+	{Name: "CELLD_WATCH", Default: ".celld/state/<node>", Meaning: "directory of the resident cells' SQLite files; locked by the node while it runs, so two processes never share one"},
 	{Name: "CELLD_IDLE_EVICT_S", Default: "300", Meaning: "stop and release a cell idle this many seconds", Min: 1, Max: 86400},
 	{Name: "CELLD_MAX_RESIDENT_CELLS", Default: "0", Meaning: "refuse new activations (503) beyond this many resident cells; 0 = no limit", Min: 0, Max: 10000000},
 	{Name: "CELLD_LTX_RETENTION_SECS", Default: "0", Meaning: "delete a cell's LTX history below its newest snapshot once older than this (when it stops, and periodically while resident, also what newer objects cover in its current epoch); 0 = keep all", Min: 0, Max: 315360000},

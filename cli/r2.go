@@ -280,7 +280,7 @@ func r2PutCommand(g *globals, wrangler bool) *cli.Command {
 			errw := cmd.Root().ErrWriter
 			boundHeap()
 			fmt.Fprintf(errw, "Creating object %q in bucket %q.\n", key, bucketName)
-			obj, err := b.Put(ctx, key, withProgress(errw, io.NopCloser(src), size, "Uploaded"), size, po)
+			obj, err := b.Put(ctx, key, withProgress(errw, src, size, "Uploaded"), size, po)
 			if err != nil {
 				return r2Err(err)
 			}
@@ -499,7 +499,7 @@ func boundHeap() {
 
 // withProgress reports a large transfer's progress on w when w is a
 // terminal, about once a second; otherwise it is r itself.
-func withProgress(w io.Writer, r io.ReadCloser, size int64, verb string) io.Reader {
+func withProgress(w io.Writer, r io.Reader, size int64, verb string) io.Reader {
 	f, ok := w.(*os.File)
 	if !ok || !isTerminal(f) || (size >= 0 && size < 8<<20) {
 		return r

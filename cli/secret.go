@@ -78,7 +78,7 @@ func secretPutCommand(g *globals) *cli.Command {
 				return err
 			}
 			fmt.Fprintf(cmd.Root().Writer, "Creating the secret for the Worker %q\n", script)
-			if err := g.changeSecrets(ctx, script, func(v map[string]string) error { v[name] = value; return nil }); err != nil {
+			if err := g.changeSecrets(ctx, cmd.Root().ErrWriter, script, func(v map[string]string) error { v[name] = value; return nil }); err != nil {
 				return err
 			}
 			_, err = fmt.Fprintf(cmd.Root().Writer, "Success! Uploaded secret %s\n", name)
@@ -100,7 +100,7 @@ func secretDeleteCommand(g *globals) *cli.Command {
 			if err != nil {
 				return err
 			}
-			err = g.changeSecrets(ctx, script, func(v map[string]string) error {
+			err = g.changeSecrets(ctx, cmd.Root().ErrWriter, script, func(v map[string]string) error {
 				if _, ok := v[name]; !ok {
 					return fmt.Errorf("secret %s of %s: %w", name, script, deploy.ErrNoSecret)
 				}
@@ -166,7 +166,7 @@ func secretArg(cmd *cli.Command) (string, error) {
 
 // changeSecrets writes the change and deploys it (a new version of the
 // live Worker when it is this one).
-func (g *globals) changeSecrets(ctx context.Context, script string, change func(map[string]string) error) error {
+func (g *globals) changeSecrets(ctx context.Context, errw io.Writer, script string, change func(map[string]string) error) error {
 	s, err := g.openStore()
 	if err != nil {
 		return err
@@ -178,8 +178,12 @@ func (g *globals) changeSecrets(ctx context.Context, script string, change func(
 		}
 		return deployErr(err)
 	}
-	if _, err := deploy.RepublishSecrets(ctx, s, script, sec); err != nil {
+	deployed, err := deploy.RepublishSecrets(ctx, s, script, sec)
+	if err != nil {
 		return deployErr(err)
+	}
+	if !deployed {
+		fmt.Fprintf(errw, "%s is not the fleet's live Worker: its next celld deploy uses the change\n", script)
 	}
 	return nil
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/urfave/cli/v3"
 
 	"github.com/celldgo/celld/diagnose"
+	"github.com/celldgo/celld/fleet"
 	"github.com/celldgo/celld/server"
 )
 
@@ -99,14 +100,38 @@ func serveCommand(g *globals) *cli.Command {
 			if err != nil {
 				return err
 			}
-			stateDir := os.Getenv("CELLD_WATCH")
 			if o.Node == "" {
 				if o.Node, err = os.Hostname(); err != nil {
 					return usageErr("no --node given and the host name is unknown: %v", err)
 				}
 			}
+			if err := checkNodeName(o.Node); err != nil {
+				return err
+			}
+			stateDir := os.Getenv("CELLD_WATCH")
+			if stateDir == "" {
+				stateDir = stateDirFor(o.Node)
+			}
+			unlock, err := lockStateDir(stateDir)
+			if err != nil {
+				return err
+			}
+			defer unlock()
+			// Both addresses are bound before the bucket is touched: a taken
+			// port fails here with nothing written.
+			pub, err := server.Listen(o.Listen, "CELLD_ADDR / --listen")
+			if err != nil {
+				return usageErr("%v", err)
+			}
+			internal, err := server.Listen(o.InternalListen, "CELLD_INTERNAL_ADDR / --internal-listen")
+			if err != nil {
+				pub.Close()
+				return usageErr("%v", err)
+			}
 			s, err := g.openStore()
 			if err != nil {
+				pub.Close()
+				internal.Close()
 				return err
 			}
 			log := slog.New(slog.NewTextHandler(cmd.Root().ErrWriter, nil))
@@ -119,7 +144,8 @@ func serveCommand(g *globals) *cli.Command {
 				Builtins: builtinKinds, Hibernate: time.Duration(hibernate) * time.Second,
 				MaxCellBytes: maxCellMB << 20, SkewMargin: time.Duration(skewMargin) * time.Millisecond,
 				AssetCacheBytes: assetCache, AssetCacheDir: os.Getenv("CELLD_ASSET_CACHE_DIR"),
-				WakerTick:     time.Duration(wakerTick) * time.Millisecond,
+				WakerTick: time.Duration(wakerTick) * time.Millisecond,
+				Listener:  pub, InternalListener: internal,
 				MaxWebSockets: int(maxSockets),
 			})
 			var fe *server.FenceError
@@ -132,6 +158,8 @@ func serveCommand(g *globals) *cli.Command {
 				return &Error{Err: err, Code: ExitFailure, Hint: "run celld diagnose against this bucket"}
 			case errors.As(err, &env):
 				return &Error{Err: env.Err, Code: ExitUsage, Hint: env.Hint}
+			case errors.Is(err, fleet.ErrDuplicateNode):
+				return &Error{Err: err, Code: ExitUsage, Hint: "two nodes share a name; set --node (CELLD_NODE) per node"}
 			}
 			return err
 		},

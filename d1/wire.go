@@ -76,9 +76,11 @@ func decodeRequest(req []byte) (Request, string, error) {
 	return r, string(payload), nil
 }
 
-// param decodes one parameter into what cell.DB.Exec binds. A number
-// that JavaScript holds as an integer binds as INTEGER, any other as REAL:
-// SELECT 'id-' || ? with 5 gives "id-5", as on D1.
+// param decodes one parameter into what cell.DB.Exec binds. As workerd's
+// D1 binding (recorded in testdata/celld/d1-binding-types), every JS
+// number binds as REAL and a boolean as REAL 1 or 0: typeof(?) of 5 is
+// "real", and SQLite's column affinity makes it an integer where the
+// column asks for one.
 func param(raw json.RawMessage) (any, error) {
 	raw = bytes.TrimSpace(raw)
 	if len(raw) == 0 {
@@ -88,9 +90,9 @@ func param(raw json.RawMessage) (any, error) {
 	case 'n':
 		return nil, nil
 	case 't':
-		return int64(1), nil
+		return float64(1), nil
 	case 'f':
-		return int64(0), nil
+		return float64(0), nil
 	case '"':
 		var s string
 		err := json.Unmarshal(raw, &s)
@@ -111,17 +113,9 @@ func param(raw json.RawMessage) (any, error) {
 	case '{':
 		return nil, fmt.Errorf("type 'object' not supported")
 	}
-	if !bytes.ContainsAny(raw, ".eE") {
-		if n, err := strconv.ParseInt(string(raw), 10, 64); err == nil && n >= -(1<<53) && n <= 1<<53 {
-			return n, nil
-		}
-	}
 	f, err := strconv.ParseFloat(string(raw), 64)
 	if err != nil {
 		return nil, fmt.Errorf("bad number parameter %s", raw)
-	}
-	if f == math.Trunc(f) && math.Abs(f) <= 1<<53 {
-		return int64(f), nil
 	}
 	return f, nil
 }

@@ -131,7 +131,7 @@ func TestParseConfig_EnvInheritance(t *testing.T) {
 }
 
 // tomlAsJSON is tomlConfig written as JSONC.
-func tomlAsJSON(t *testing.T) []byte {
+func tomlAsJSON(testing.TB) []byte {
 	return []byte(`{
   "name": "shop", "main": "src/index.js", "compatibility_date": "2025-01-01",
   "account_id": "abc", "workers_dev": true, "observability": {"enabled": true},
@@ -155,7 +155,7 @@ func TestParseConfig_TOMLErrors(t *testing.T) {
 		{"unknown key in a table", "[[kv_namespaces]]\nbinding = \"K\"\nidd = \"x\"\n", `wrangler.toml: unknown key "kv_namespaces[0].idd"`},
 		{"unknown key in an env", "[env.staging]\nroutez = []\n", `wrangler.toml: unknown key "env.staging.routez"`},
 		{"wrong type", "name = 3\n", "wrangler.toml: name: want a string, got a TOML number"},
-		{"wrong type in an env", "[env.staging]\nmain = true\n", "wrangler.toml: env.main: want a string, got a TOML boolean"},
+		{"wrong type in an env", "[env.staging]\nmain = true\n", "wrangler.toml: env.staging.main: want a string, got a TOML boolean"},
 		{"infinity", "[vars]\nX = inf\n", "wrangler.toml: vars.X: +Inf cannot be represented"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

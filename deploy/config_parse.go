@@ -88,7 +88,7 @@ func ParseConfigEnv(file string, src []byte, env string) (*Config, error) {
 	var cfg Config
 	if err := decodeStrict(plain, &cfg); err != nil {
 		if isTOML {
-			return nil, tomlTypeErr(file, err)
+			return nil, tomlTypeErr(file, err, obj)
 		}
 		return nil, decodeErr(file, src, err)
 	}
@@ -296,12 +296,26 @@ func jsonValue(path string, v any) (any, error) {
 
 // tomlTypeErr names the key whose TOML value has the wrong type; TOML has
 // no byte offsets that survive the translation, so the key path says where.
-func tomlTypeErr(file string, err error) error {
+func tomlTypeErr(file string, err error, obj map[string]any) error {
 	var te *json.UnmarshalTypeError
 	if errors.As(err, &te) {
 		where := te.Field
 		if where == "" {
 			where = "value"
+		}
+		if rest, ok := strings.CutPrefix(where, "env."); ok {
+			where = "env.<name>." + rest
+			// encoding/json names the field, not the map key: find the
+			// section whose value fails.
+			envs, _ := obj["env"].(map[string]any)
+			for _, name := range sortedKeys(envs) {
+				b, _ := json.Marshal(envs[name])
+				var c Config
+				if decodeStrict(b, &c) != nil {
+					where = "env." + name + "." + rest
+					break
+				}
+			}
 		}
 		return projectErr("", "%s: %s: want %s, got a TOML %s", file, where, jsonKind(te.Type), tomlKind(te.Value))
 	}

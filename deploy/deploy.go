@@ -47,6 +47,11 @@ type Options struct {
 	// Env selects the config's env.<name> section ("": the top level).
 	Env string
 
+	// Check, when set, is run on the built version before anything is
+	// written (also on a dry run); an error refuses the deploy as a
+	// *ProjectError. `celld deploy` loads the bundle in an isolate here.
+	Check func(*Build) error
+
 	// SourceMaps bundles with an inline source map (celld dev): stack
 	// traces then name the project's files and lines.
 	SourceMaps bool
@@ -123,6 +128,12 @@ func Deploy(ctx context.Context, s bucket.Store, dir string, o Options) (Result,
 	b, err := buildProject(dir, o)
 	if err != nil {
 		return Result{}, err
+	}
+	if o.Check != nil {
+		if err := o.Check(b); err != nil {
+			return Result{}, &ProjectError{Problems: []string{fmt.Sprintf("%s does not start: %v", b.Config.Main, err)},
+				Hint: "a node would refuse to load this version; nothing was written"}
+		}
 	}
 	if s != nil {
 		// The secrets' names and generation (never values) are part of

@@ -324,6 +324,17 @@ func Current(ctx context.Context, s bucket.Store) (*Deployment, error) {
 	if p.Prefix == "" || !strings.HasSuffix(p.Prefix, "/") {
 		return nil, fmt.Errorf("%s: prefix %q is not a key prefix ending in /", CurrentKey, p.Prefix)
 	}
+	dep, err := loadVersion(ctx, s, p, CurrentKey)
+	if err != nil {
+		return nil, err
+	}
+	dep.ETag = obj.ETag
+	return dep, nil
+}
+
+// loadVersion reads the manifest and code of the version p names (from
+// the record named by, for errors).
+func loadVersion(ctx context.Context, s bucket.Store, p pointer, by string) (*Deployment, error) {
 	mkey := p.Prefix + "manifest.json"
 	mj, _, err := s.Get(ctx, mkey)
 	if err != nil {
@@ -339,7 +350,7 @@ func Current(ctx context.Context, s bucket.Store) (*Deployment, error) {
 	case m.Format != ManifestFormat:
 		return nil, fmt.Errorf("%s: manifest format %d is not known to this celld (want %d)", mkey, m.Format, ManifestFormat)
 	case m.ScriptName != p.ScriptName || m.Version != p.Version:
-		return nil, fmt.Errorf("%s: holds %s version %s, but %s names %s version %s", mkey, m.ScriptName, m.Version, CurrentKey, p.ScriptName, p.Version)
+		return nil, fmt.Errorf("%s: holds %s version %s, but %s names %s version %s", mkey, m.ScriptName, m.Version, by, p.ScriptName, p.Version)
 	case m.Main == "" || bucket.CheckKey(p.Prefix+m.Main) != nil:
 		return nil, fmt.Errorf("%s: main %q is not a module name", mkey, m.Main)
 	}
@@ -348,5 +359,5 @@ func Current(ctx context.Context, s bucket.Store) (*Deployment, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read %s: %w", ckey, err)
 	}
-	return &Deployment{Manifest: m, Code: code, Prefix: p.Prefix, ETag: obj.ETag}, nil
+	return &Deployment{Manifest: m, Code: code, Prefix: p.Prefix}, nil
 }

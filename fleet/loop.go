@@ -82,6 +82,8 @@ func (n *Node) run(f core.Effect) {
 	case core.StartFailed:
 		n.startErr = fmt.Errorf("start node %s: %s", n.cfg.Node, f.Detail)
 		n.readyOnce.Do(func() { close(n.ready) })
+	case core.PredecessorLive:
+		n.predecessorLive(f.Lease)
 	case core.StartCell:
 		ctx, cancel := context.WithCancelCause(context.Background())
 		n.mu.Lock()

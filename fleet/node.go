@@ -77,9 +77,10 @@ type Node struct {
 	expires atomic.Int64 // confirmed published expiry, unix ms
 	session string
 
-	ready     chan struct{}
-	readyOnce sync.Once
-	startErr  error
+	ready      chan struct{}
+	readyOnce  sync.Once
+	waitingFor string // the session holding our name that we said we wait for (loop goroutine only)
+	startErr   error
 
 	fenced     chan struct{}
 	fenceCause atomic.Value // string

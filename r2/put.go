@@ -147,11 +147,19 @@ func (b *Bucket) Put(ctx context.Context, key string, body io.Reader, size int64
 	if size > MaxObjectBytes {
 		return nil, fail("put", CodeEntityTooLarge, nil)
 	}
-	first := make([]byte, PartSize+1)
-	if size >= 0 && size <= PartSize {
-		first = first[:size+1]
+	if size > PartSize && size <= maxSinglePut && len(o.Checksums) == 0 {
+		// A body of known length goes in one streamed request: a plain
+		// MD5 ETag, as R2 gives, and nothing to check before it lands.
+		return b.putKnown(ctx, key, body, size, o)
 	}
-	n, err := io.ReadFull(body, first)
+	// Read up to one part and a byte: a body that ends within it goes in
+	// one request. The buffer grows with what arrives, so a small body of
+	// unknown length does not cost a whole part.
+	var first []byte
+	if size >= 0 && size <= PartSize {
+		first = make([]byte, size+1)
+	}
+	n, err := readPart(body, &first)
 	switch {
 	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
 		if size >= 0 && int64(n) != size {
@@ -168,9 +176,44 @@ func (b *Bucket) Put(ctx context.Context, key string, body io.Reader, size int64
 	return b.putParts(ctx, key, first, body, o)
 }
 
+// readPart fills *buf (allocated as needed, up to PartSize+1 bytes) from
+// r. It returns io.EOF or io.ErrUnexpectedEOF when r ended first, nil when
+// the buffer filled.
+func readPart(r io.Reader, buf *[]byte) (int, error) {
+	if *buf != nil {
+		return io.ReadFull(r, *buf)
+	}
+	b := make([]byte, 0, 64<<10)
+	for {
+		if len(b) == cap(b) {
+			if len(b) == PartSize+1 {
+				*buf = b
+				return len(b), nil
+			}
+			nb := make([]byte, len(b), min(2*cap(b), PartSize+1))
+			copy(nb, b)
+			b = nb
+		}
+		m, err := r.Read(b[len(b):cap(b)])
+		b = b[:len(b)+m]
+		if err == io.EOF {
+			*buf = b
+			if len(b) == 0 {
+				return 0, io.EOF
+			}
+			return len(b), io.ErrUnexpectedEOF
+		}
+		if err != nil {
+			return len(b), err
+		}
+	}
+}
+
 // putSmall writes one request's worth, checked and conditional.
 func (b *Bucket) putSmall(ctx context.Context, key string, data []byte, o PutOptions) (*Object, error) {
-	d := newDigester(o, true)
+	// The MD5 is not computed here: a single PUT's ETag is the MD5, and
+	// record reports it as checksums.md5.
+	d := newDigester(o, false)
 	d.Write(data)
 	sums, err := d.verify("put", o.Checksums)
 	if err != nil {
@@ -200,6 +243,46 @@ func (b *Bucket) putSmall(ctx context.Context, key string, data []byte, o PutOpt
 		oi, err := b.store.PutObject(ctx, b.prefix+key, bytes.NewReader(data), int64(len(data)), bucket.PutOptions{Cond: cond, Meta: meta})
 		if errors.Is(err, bucket.ErrRejected) && attempt < 5 {
 			continue // it changed under us: judge the condition again
+		}
+		if err != nil {
+			return nil, storeErr("put", err)
+		}
+		return b.record(key, oi), nil
+	}
+}
+
+// maxSinglePut is the largest body one request carries.
+const maxSinglePut = 5 << 30
+
+// putKnown streams size bytes of body in one conditional request.
+func (b *Bucket) putKnown(ctx context.Context, key string, body io.Reader, size int64, o PutOptions) (*Object, error) {
+	if err := b.gate(ctx, "put"); err != nil {
+		return nil, err
+	}
+	meta := storeMeta(o.HTTP, o.Custom, nil, o.StorageClass, newVersion())
+	for attempt := 0; ; attempt++ {
+		var cond bucket.Cond
+		if o.OnlyIf != nil {
+			cur, err := b.Head(ctx, key)
+			if err != nil {
+				return nil, relabel("put", err)
+			}
+			if !o.OnlyIf.Holds(cur) {
+				return nil, nil
+			}
+			cond = bucket.IfAbsent()
+			if cur != nil {
+				cond = bucket.IfMatch(cur.ETag)
+			}
+		}
+		oi, err := b.store.PutObject(ctx, b.prefix+key, body, size, bucket.PutOptions{Cond: cond, Meta: meta})
+		if errors.Is(err, bucket.ErrRejected) && attempt < 5 {
+			// It changed under us: judge again, if the body can be read again.
+			if rs, ok := body.(io.Seeker); ok {
+				if _, serr := rs.Seek(0, io.SeekStart); serr == nil {
+					continue
+				}
+			}
 		}
 		if err != nil {
 			return nil, storeErr("put", err)
@@ -299,6 +382,7 @@ func (b *Bucket) uploadAll(ctx context.Context, key, id string, first []byte, bo
 		if num > 1 {
 			select {
 			case buf = <-free:
+				buf = buf[:PartSize] // the first buffer held one byte more
 			case <-ctx.Done():
 			}
 			if ctx.Err() != nil {

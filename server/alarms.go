@@ -144,7 +144,7 @@ func (o *objects) fireAlarm(r *resident) {
 		return
 	}
 	r.inflight.Add(1)
-	defer func() { r.lastUsed.Store(nowNano()); r.inflight.Add(-1) }()
+	defer r.done()
 	ctx, cancel := context.WithTimeout(r.hc.Context(), 15*time.Minute)
 	defer cancel()
 	o.alarmsFired.Add(1)
@@ -240,7 +240,7 @@ func (o *objects) alarmState(st *api.State) {
 
 // alarmCounts counts the resident cells with an alarm set, and those due.
 func (o *objects) alarmCounts() (armed, due int64) {
-	now := time.Now()
+	now := o.now()
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	for _, r := range o.residents {

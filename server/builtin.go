@@ -25,47 +25,48 @@ import (
 // idle, released in a drain — but their logic is a Go handler run one
 // request at a time (host.Builtin), and they outlive deployments.
 
+// builtinKind is one built-in cell kind as a node provides it, in one
+// registration: its cells (handler and id rule: host.Kind) and the env
+// bindings by which a deployment reaches them.
+type builtinKind struct {
+	kind     host.Kind
+	bindings func(m *deploy.Manifest, cells cell.Caller) map[string]worker.Binding
+}
+
+// builtinKinds are the kinds every node provides. A new kind (queue:,
+// cron:, workflow:) is one entry here.
+var builtinKinds = []builtinKind{
+	{d1.Kind, d1js.Bindings},
+	{kv.Kind, kvjs.Bindings},
+}
+
 // DefaultBuiltins are the built-in cell kinds a node hosts unless told
 // otherwise: D1 databases and KV namespaces.
-func DefaultBuiltins() []host.Kind { return []host.Kind{d1.Kind, kv.Kind} }
-
-// A bindingFactory makes the env bindings of one sort that a deployment
-// declares (d1_databases, kv_namespaces, …). A built-in cell kind's
-// bindings reach its cells through env.cells; a binding that is no cell
-// (R2: objects in the fleet bucket) takes what it needs from env.
-type bindingFactory func(m *deploy.Manifest, env bindingEnv) map[string]worker.Binding
-
-// bindingEnv is what a bindingFactory may build on.
-type bindingEnv struct {
-	cells cell.Caller  // built-in cells, here or on their live owner
-	store bucket.Store // the fleet bucket
+func DefaultBuiltins() []host.Kind {
+	out := make([]host.Kind, len(builtinKinds))
+	for i, b := range builtinKinds {
+		out[i] = b.kind
+	}
+	return out
 }
 
-// bindingFactories are the sorts of bindings a node provides, one
+// A bindingFactory makes env bindings that are no built-in cell (R2:
+// objects in the fleet bucket) from a deployment's manifest.
+type bindingFactory func(m *deploy.Manifest, store bucket.Store) map[string]worker.Binding
+
+// otherBindings are the sorts of bindings that are no cell, one
 // registration each.
-var bindingFactories = []bindingFactory{
-	func(m *deploy.Manifest, env bindingEnv) map[string]worker.Binding {
-		out := map[string]worker.Binding{}
-		for _, db := range m.D1Databases {
-			out[db.Binding] = d1js.Binding(env.cells, d1.CellName(db.DatabaseID, db.DatabaseName))
-		}
-		return out
-	},
-	func(m *deploy.Manifest, env bindingEnv) map[string]worker.Binding {
-		out := map[string]worker.Binding{}
-		for _, ns := range m.KVNamespaces {
-			out[ns.Binding] = kvjs.Binding(env.cells, ns.ID)
-		}
-		return out
-	},
-}
+var otherBindings []bindingFactory
 
-// dataBindings builds dep's env bindings of every registered sort.
+// dataBindings builds dep's env bindings of every registered sort; the
+// built-in cells' go through this node (local or remote owner).
 func (o *objects) dataBindings(dep *deploy.Deployment) map[string]worker.Binding {
 	out := map[string]worker.Binding{}
-	env := bindingEnv{cells: o, store: o.store}
-	for _, f := range bindingFactories {
-		maps.Copy(out, f(&dep.Manifest, env))
+	for _, b := range builtinKinds {
+		maps.Copy(out, b.bindings(&dep.Manifest, o))
+	}
+	for _, f := range otherBindings {
+		maps.Copy(out, f(&dep.Manifest, o.store))
 	}
 	for name, b := range o.r2Bindings(dep) {
 		out[name] = b
@@ -136,10 +137,7 @@ func (o *objects) Call(ctx context.Context, name string, req []byte) ([]byte, er
 
 func (r *resident) callBuiltin(ctx context.Context, req []byte) ([]byte, error) {
 	r.inflight.Add(1)
-	defer func() {
-		r.lastUsed.Store(nowNano())
-		r.inflight.Add(-1)
-	}()
+	defer r.done()
 	out, err := r.bi.Call(ctx, req)
 	if errors.Is(err, host.ErrBuiltinClosed) {
 		err = fmt.Errorf("%w: %w", worker.ErrObjectClosed, err)

@@ -54,6 +54,7 @@ func fromPeer(ctx context.Context) bool { v, _ := ctx.Value(fromPeerKey{}).(bool
 // takes the cell over instead of keeping it busy here.
 func (o *objects) handOff(ctx context.Context, r *resident) error {
 	for {
+		changed := o.changes()
 		o.mu.Lock()
 		if o.residents[r.cell] != r {
 			stop := o.stopping[r.cell]
@@ -78,10 +79,8 @@ func (o *objects) handOff(ctx context.Context, r *resident) error {
 			return o.drainRoute(ctx, r.cell)
 		}
 		o.mu.Unlock()
-		select {
-		case <-time.After(2 * time.Millisecond):
-		case <-ctx.Done():
-			return context.Cause(ctx)
+		if err := o.waitChange(ctx, changed); err != nil {
+			return err
 		}
 	}
 }
@@ -97,7 +96,7 @@ var errDraining = fmt.Errorf("%w: node is draining and acquires no cells", worke
 // a live owner elsewhere is named (the call is forwarded there), anything
 // else is errDraining.
 func (o *objects) drainRoute(ctx context.Context, name string) error {
-	ci, err := fleet.LookupCell(ctx, o.store, name, time.Now().UnixMilli())
+	ci, err := fleet.LookupCell(ctx, o.store, name, o.now().UnixMilli())
 	if err == nil && ci.OwnerLive && ci.Advertise != "" && ci.Own.Session != o.fleet.Session() {
 		return &fleet.ElsewhereError{Cell: name, Node: ci.Own.Node, Advertise: ci.Advertise, Expires: time.UnixMilli(ci.LeaseExpires)}
 	}
@@ -126,7 +125,7 @@ func (o *objects) cells() []api.Cell {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	out := make([]api.Cell, 0, len(o.residents)+len(o.activating)+len(o.stopping))
-	now := time.Now()
+	now := o.now()
 	for _, r := range o.residents {
 		st := r.hc.Stats()
 		out = append(out, api.Cell{Cell: r.cell, Phase: string(r.hc.Phase()), Epoch: r.hc.Epoch(),
@@ -158,7 +157,7 @@ func (o *objects) beginDrain(preserve bool, timeout time.Duration, releases int)
 	}
 	o.drain.preserve = preserve
 	o.drain.sem = make(chan struct{}, releases)
-	o.drain.started = time.Now()
+	o.drain.started = o.now()
 	o.drain.deadline = o.drain.started.Add(timeout)
 	o.drain.cells.Store(int64(len(o.residents) + len(o.activating)))
 	o.drain.active.Store(true)
@@ -193,14 +192,13 @@ func (o *objects) takeIdle(n int) []*resident {
 // deadline passes.
 func (o *objects) releaseAll(deadline time.Time) error {
 	sem := o.drain.sem
-	tick := time.NewTicker(2 * time.Millisecond)
-	defer tick.Stop()
 	for {
+		changed := o.changes()
 		c := o.counts()
 		if c.Occupied == 0 && c.Activating == 0 && c.Releasing == 0 {
 			return nil
 		}
-		if !time.Now().Before(deadline) {
+		if !o.now().Before(deadline) {
 			return fmt.Errorf("drain deadline passed with %d resident, %d activating, %d releasing", c.Occupied, c.Activating, c.Releasing)
 		}
 		if free := cap(sem) - len(sem); free > 0 {
@@ -213,7 +211,7 @@ func (o *objects) releaseAll(deadline time.Time) error {
 				}()
 			}
 		}
-		<-tick.C
+		o.waitChange(context.Background(), changed)
 	}
 }
 
@@ -222,6 +220,7 @@ func (o *objects) releaseAll(deadline time.Time) error {
 // Everything committed is flushed to the bucket, but the cells stay owned.
 func (o *objects) quiesce(deadline time.Time) error {
 	for {
+		changed := o.changes()
 		c := o.counts()
 		busy := 0
 		o.mu.Lock()
@@ -234,10 +233,10 @@ func (o *objects) quiesce(deadline time.Time) error {
 		if c.Activating == 0 && c.Evicting == 0 && busy == 0 {
 			return nil
 		}
-		if !time.Now().Before(deadline) {
+		if !o.now().Before(deadline) {
 			return fmt.Errorf("drain deadline passed with %d activating, %d evicting, %d busy", c.Activating, c.Evicting, busy)
 		}
-		time.Sleep(2 * time.Millisecond)
+		o.waitChange(context.Background(), changed)
 	}
 }
 
@@ -248,7 +247,7 @@ func (n *node) state() api.State {
 	st := api.State{
 		Node: n.opts.Node, Session: fn.Session(), Version: n.opts.Version, Advertise: n.advertise,
 		Health: "ok", Counters: o.counts(), Cells: o.cells(),
-		UptimeMS: time.Since(n.started).Milliseconds(), LeaseExpiresMS: fn.Expires().UnixMilli(), NowMS: time.Now().UnixMilli(),
+		UptimeMS: time.Since(n.started).Milliseconds(), LeaseExpiresMS: fn.Expires().UnixMilli(), NowMS: o.now().UnixMilli(),
 	}
 	o.alarmState(&st)
 	if o.drain.active.Load() {
@@ -405,7 +404,7 @@ func later(a, b time.Time) time.Time {
 // left cleanly rather than crashing or being cut off, since a crashed node
 // leaves its record until another node replaces it.
 func (o *objects) leaseGone(ctx context.Context, node string, resolvedExpiry time.Time) bool {
-	if !time.Now().Before(resolvedExpiry) {
+	if !o.now().Before(resolvedExpiry) {
 		return false
 	}
 	rctx, cancel := context.WithTimeout(ctx, 2*time.Second)

@@ -254,7 +254,13 @@ func TestDrain_RefusesNewWorkAndReportsProgress(t *testing.T) {
 	}
 	store.armed.Store(true)
 	n.shutdown(t, "")
-	time.Sleep(50 * time.Millisecond)
+	// The drain is visible once /shutdown answers; wait for its first
+	// release to be under way (each takes 300 ms here).
+	for deadline := time.Now().Add(5 * time.Second); n.state(t).Counters.Releasing != 1; {
+		if time.Now().After(deadline) {
+			t.Fatalf("no release under way 5s into the drain: %+v", n.state(t).Counters)
+		}
+	}
 
 	resp, err := http.Get(n.public + "/__celld/health")
 	if err != nil {

@@ -15,7 +15,8 @@ import (
 
 // TestNodeApp deploys testdata/nodeapp — npm libraries that need
 // nodejs_compat (readable-stream on Buffer, node:events, process and
-// string_decoder; safe-buffer; nanoid; date-fns) — and checks that they
+// string_decoder; safe-buffer; jsonwebtoken on node:crypto and jws's
+// streams; nanoid; date-fns) — and checks that they
 // run unchanged. The expected values are what the same module answers
 // under Node.js. The packages come from package-lock.json through
 // `npm ci` (run here when node_modules is missing).
@@ -45,7 +46,12 @@ func TestNodeApp(t *testing.T) {
 		"/readable-stream": map[string]any{"out": "ALPHA;BETA;GAMMA;", "data": []any{"0102", "6f6b"}},
 		"/string-decoder":  map[string]any{"parts": []any{"", "€uro", ""}},
 		"/nanoid":          map[string]any{"idOk": true, "hexOk": true, "distinct": true},
-		"/date-fns":        map[string]any{"formatted": "2024-03-01 Friday", "days": 302.0, "distance": "2 months"},
+		"/jsonwebtoken": map[string]any{
+			"token":  "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiJ1c2VyLTEiLCJhZG1pbiI6dHJ1ZX0.ijz2URK-VlvgoU1JAg1DVorqqOIqq2_2RzicseA0Clw",
+			"claims": map[string]any{"sub": "user-1", "admin": true},
+			"bad":    []any{"JsonWebTokenError", "invalid signature"},
+		},
+		"/date-fns": map[string]any{"formatted": "2024-03-01 Friday", "days": 302.0, "distance": "2 months"},
 	} {
 		resp, err := client.Get(base + path)
 		if err != nil {

@@ -41,6 +41,9 @@ type objects struct {
 	// worker default; negative: never).
 	hibernate time.Duration
 	log       *slog.Logger
+	// now is the clock every decision here reads (idle eviction, the
+	// remote cache, drain deadlines): time.Now unless a test sets one.
+	now func() time.Time
 
 	peer *peer // set once the peer secret is known
 	// builtins are the built-in cell kinds hosted here ("d1", "kv").
@@ -61,6 +64,9 @@ type objects struct {
 	alarmsFired atomic.Int64
 	late        lateness // alarms.go
 	ws          wsCount  // client WebSockets (websocket.go)
+
+	changeMu sync.Mutex
+	changed  chan struct{} // closed (and replaced) when a resident's load or the resident set changes
 }
 
 var _ worker.ObjectHost = (*objects)(nil)
@@ -81,7 +87,8 @@ type resident struct {
 	obj             *worker.Object // nil for a built-in cell
 	bi              *host.Builtin  // set for a built-in cell
 	hc              *host.Cell
-	lastUsed        atomic.Int64 // unix nanos
+	o               *objects
+	lastUsed        atomic.Int64 // unix nanos, on o.now
 	inflight        atomic.Int32 //
 
 	alarm residentAlarm // alarms.go
@@ -94,7 +101,7 @@ type activation struct {
 }
 
 func newObjects(store bucket.Store, f *fleet.Node, stateDir string, idle time.Duration, log *slog.Logger) *objects {
-	return &objects{store: store, fleet: f, host: host.New(store, f, log), stateDir: stateDir, idle: idle, log: log,
+	return &objects{store: store, fleet: f, host: host.New(store, f, log), stateDir: stateDir, idle: idle, log: log, now: time.Now, changed: make(chan struct{}),
 		residents: map[string]*resident{}, activating: map[string]*activation{}, stopping: map[string]chan struct{}{}, releasing: map[string]bool{},
 		remotes: map[string]remoteEntry{}}
 }
@@ -149,7 +156,7 @@ const remoteTTL = 2 * time.Second
 func (o *objects) Object(ctx context.Context, class, id string) (worker.ObjectHandle, error) {
 	name := class + ":" + id
 	o.mu.Lock()
-	if e, ok := o.remotes[name]; ok && time.Now().Before(e.expires) {
+	if e, ok := o.remotes[name]; ok && o.now().Before(e.expires) {
 		o.mu.Unlock()
 		return e.h, nil
 	}
@@ -159,7 +166,7 @@ func (o *objects) Object(ctx context.Context, class, id string) (worker.ObjectHa
 	if errors.As(err, &else_) && o.peer != nil {
 		r := remote{p: o.peer, node: else_.Node, advertise: else_.Advertise, class: class, id: id, leaseExpires: else_.Expires}
 		o.mu.Lock()
-		until := time.Now().Add(remoteTTL)
+		until := o.now().Add(remoteTTL)
 		if else_.Expires.Before(until) {
 			until = else_.Expires
 		}
@@ -240,6 +247,7 @@ func (o *objects) local(ctx context.Context, class, id string) (worker.ObjectHan
 		}
 		o.mu.Unlock()
 		close(a.done)
+		o.signal()
 		if a.err != nil {
 			return nil, a.err
 		}
@@ -277,7 +285,7 @@ func (o *objects) activate(ctx context.Context, ap *app, name, class, id string)
 // on ap, or the built-in handler h) is started on the cell's database. On
 // failure the cell is stopped (and released).
 func (o *objects) start(ap *app, h cell.Handler, class, id string, hc *host.Cell) (*resident, error) {
-	r := &resident{cell: hc.Name(), class: class, id: id, hc: hc}
+	r := &resident{cell: hc.Name(), class: class, id: id, hc: hc, o: o}
 	if h != nil {
 		r.bi = hc.Serve(h)
 	} else {
@@ -290,7 +298,7 @@ func (o *objects) start(ap *app, h cell.Handler, class, id string, hc *host.Cell
 		}
 		r.app, r.obj = ap, obj
 	}
-	r.lastUsed.Store(nowNano())
+	r.touch()
 	return r, nil
 }
 
@@ -362,9 +370,10 @@ func (o *objects) stopOne(r *resident, why string) {
 	}
 	delete(o.releasing, r.cell)
 	o.mu.Unlock()
+	o.signal()
 }
 
-// evictIdle stops objects idle longer than the idle timeout.
+// evictIdle stops objects idle longer than the idle timeout at now.
 func (o *objects) evictIdle(now time.Time) {
 	o.mu.Lock()
 	var victims []*resident
@@ -386,21 +395,10 @@ func (o *objects) evictLoop(ctx context.Context) {
 		select {
 		case <-ctx.Done():
 			return
-		case now := <-t.C:
-			o.evictIdle(now)
+		case <-t.C:
+			o.evictIdle(o.now())
 		}
 	}
-}
-
-// closeAll stops every resident (graceful shutdown).
-func (o *objects) closeAll() {
-	o.mu.Lock()
-	var victims []*resident
-	for _, r := range o.residents {
-		victims = append(victims, o.detach(r))
-	}
-	o.mu.Unlock()
-	o.stopAll(victims, "shutdown")
 }
 
 // handle delivers events to a resident and holds every output in the
@@ -409,7 +407,7 @@ type handle struct{ r *resident }
 
 func (h handle) Fetch(ctx context.Context, req *worker.Request) (*worker.Response, error) {
 	h.r.inflight.Add(1)
-	done := func() { h.r.lastUsed.Store(nowNano()); h.r.inflight.Add(-1) }
+	done := h.r.done
 	resp, err := h.r.obj.Fetch(ctx, req)
 	if gerr := h.r.gate(ctx); gerr != nil {
 		if resp != nil && resp.Stream != nil {
@@ -460,7 +458,7 @@ func (g *gatedStream) Close() error {
 
 func (h handle) Call(ctx context.Context, method string, args []byte) ([]byte, error) {
 	h.r.inflight.Add(1)
-	defer func() { h.r.lastUsed.Store(nowNano()); h.r.inflight.Add(-1) }()
+	defer h.r.done()
 	res, err := h.r.obj.Call(ctx, method, args)
 	if gerr := h.r.gate(ctx); gerr != nil {
 		return nil, gerr
@@ -497,4 +495,47 @@ func (o *objects) stopResident(r *resident, why string) {
 	o.stopAll([]*resident{v}, why)
 }
 
-func nowNano() int64 { return time.Now().UnixNano() }
+// touch marks r used now.
+func (r *resident) touch() { r.lastUsed.Store(r.o.now().UnixNano()) }
+
+// done ends a request on r: r is used now, one request fewer runs in it,
+// and whoever waits for the residents' load to change is told.
+func (r *resident) done() {
+	r.touch()
+	r.inflight.Add(-1)
+	r.o.signal()
+}
+
+// signal tells every waitChange that the residents changed.
+func (o *objects) signal() {
+	o.changeMu.Lock()
+	close(o.changed)
+	o.changed = make(chan struct{})
+	o.changeMu.Unlock()
+}
+
+// changes is the channel the next signal closes. Take it before checking
+// the condition waited for, then waitChange on it.
+func (o *objects) changes() <-chan struct{} {
+	o.changeMu.Lock()
+	defer o.changeMu.Unlock()
+	return o.changed
+}
+
+// changeFallback bounds a wait for a signal: what no signal announces (an
+// object's own background work ending: Busy) is seen by then.
+const changeFallback = 10 * time.Millisecond
+
+// waitChange waits until ch (from changes) is closed, changeFallback
+// passes or ctx ends.
+func (o *objects) waitChange(ctx context.Context, ch <-chan struct{}) error {
+	t := time.NewTimer(changeFallback)
+	defer t.Stop()
+	select {
+	case <-ch:
+	case <-t.C:
+	case <-ctx.Done():
+		return context.Cause(ctx)
+	}
+	return nil
+}

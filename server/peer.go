@@ -241,7 +241,7 @@ func (r remote) post(ctx context.Context, path string, query url.Values, body []
 // "resolve the cell again" with an error, and returns any other reply
 // with its body unread.
 func (r remote) send(ctx context.Context, client *http.Client, path string, query url.Values, body []byte) (*http.Response, error) {
-	if !time.Now().Before(r.leaseExpires) {
+	if !r.p.objects.now().Before(r.leaseExpires) {
 		// Never send to a node whose lease has lapsed: the caller re-reads
 		// ownership (and takes the cell over) instead.
 		r.p.objects.forgetRemote(r.class + ":" + r.id)

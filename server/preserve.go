@@ -51,7 +51,7 @@ func (o *objects) preserveAll(node, session, advertise string) error {
 		rs = append(rs, o.detach(r))
 	}
 	o.mu.Unlock()
-	st := resumeState{Node: node, Session: session, Advertise: advertise, WrittenMS: time.Now().UnixMilli(), Cells: []resumeCell{}}
+	st := resumeState{Node: node, Session: session, Advertise: advertise, WrittenMS: o.now().UnixMilli(), Cells: []resumeCell{}}
 	var errs []error
 	for _, r := range rs {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)

@@ -70,10 +70,10 @@ func (o *objects) retain(ctx context.Context, r *resident, current bool) {
 			o.log.Debug(what, "cell", r.cell, "objects", n)
 		}
 	}
-	n, err := cell.Retire(ctx, o.store, r.cell, o.retention, time.Now(), confirm)
+	n, err := cell.Retire(ctx, o.store, r.cell, o.retention, o.now(), confirm)
 	report("retire old LTX history", n, err)
 	if current {
-		n, err = cell.PruneEpoch(ctx, o.store, r.cell, r.hc.Epoch(), o.retention, time.Now(), confirm)
+		n, err = cell.PruneEpoch(ctx, o.store, r.cell, r.hc.Epoch(), o.retention, o.now(), confirm)
 		report("prune LTX history of the current epoch", n, err)
 	}
 }

@@ -1,14 +1,17 @@
 // Package server is the node: it checks the bucket, takes its lease,
-// serves the public and internal listeners, and fences (exit 3) when the
-// lease is lost. This first cut holds the lease and answers health and
-// /state; Worker traffic and cells arrive with the runtime.
+// loads the live deployment, serves Worker traffic on the public listener
+// and peers and operators on the internal one, routes each Durable
+// Object or built-in cell to its owner (here, through the cell host, or a
+// live peer), decides residency (idle eviction, the resident cap, drain
+// order), drains on SIGTERM or POST /shutdown, and fences (exit 3) when
+// the lease is lost. A cell's own life — acquire, restore, replicate, the
+// output gate, release — is package host's.
 package server
 
 import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"log/slog"
 	"net"
 	"net/http"
@@ -57,6 +60,10 @@ type Options struct {
 	Releases int
 	// DrainTimeout bounds a drain (CELLD_SHUTDOWN_DRAIN_MS). Default 25s.
 	DrainTimeout time.Duration
+	// Clock is what the node's residency decisions read (idle eviction,
+	// the cache of cells owned elsewhere, drain deadlines, retention
+	// ages). Default time.Now; tests set one. Leases keep the real clock.
+	Clock func() time.Time
 	// Builtins are the built-in cell kinds (d1:, kv:) the node hosts.
 	// Default: DefaultBuiltins().
 	Builtins []host.Kind
@@ -68,6 +75,10 @@ type Options struct {
 	// may claim (CELLD_MAX_CELL_MB); a restore refuses one past it. 0:
 	// cell.DefaultMaxCellBytes.
 	MaxCellBytes int64
+	// Listener and InternalListener, when set, are already bound to Listen
+	// and InternalListen (the CLI binds them first, to refuse a taken
+	// address before anything else); Run closes them.
+	Listener, InternalListener net.Listener
 	// SkewMargin is how long past a peer's published lease expiry this
 	// node waits before counting it dead (CELLD_SKEW_MARGIN_MS). Default
 	// 5s. A lease seen unchanged for TTL + 1% counts as dead sooner.
@@ -138,6 +149,30 @@ func Run(ctx context.Context, o Options) error {
 	if log == nil {
 		log = slog.Default()
 	}
+	// Bind both listeners before anything touches the bucket: an address
+	// that is taken or malformed fails here, having written nothing. From
+	// now on they answer — health 503 {"phase":"starting"} — while the
+	// storage test runs and the node waits for its lease.
+	pub, err := listen(o.Listener, o.Listen, "CELLD_ADDR / --listen")
+	if err != nil {
+		return err
+	}
+	defer pub.Close()
+	internal, err := listen(o.InternalListener, o.InternalListen, "CELLD_INTERNAL_ADDR / --internal-listen")
+	if err != nil {
+		return err
+	}
+	defer internal.Close()
+	var pubH, intH switchHandler
+	pubH.set(startingHandler(o.Node))
+	intH.set(startingHandler(o.Node))
+	pubSrv := &http.Server{Handler: &pubH, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: idleTimeout}
+	intSrv := &http.Server{Handler: &intH, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: idleTimeout}
+	go pubSrv.Serve(pub)
+	go intSrv.Serve(internal)
+	defer pubSrv.Close()
+	defer intSrv.Close()
+
 	rep, err := diagnose.Run(ctx, o.Store, diagnose.Options{})
 	if err != nil {
 		return err
@@ -160,16 +195,6 @@ func Run(ctx context.Context, o Options) error {
 	if err != nil {
 		return err
 	}
-	pub, err := net.Listen("tcp", o.Listen)
-	if err != nil {
-		return fmt.Errorf("listen %s: %w", o.Listen, err)
-	}
-	defer pub.Close()
-	internal, err := net.Listen("tcp", o.InternalListen)
-	if err != nil {
-		return fmt.Errorf("listen %s: %w", o.InternalListen, err)
-	}
-	defer internal.Close()
 	advertise := o.Advertise
 	if advertise == "" {
 		advertise = internal.Addr().String()
@@ -211,6 +236,9 @@ func Run(ctx context.Context, o Options) error {
 		o.Builtins = DefaultBuiltins()
 	}
 	objs.builtins = host.NewRegistry(o.Builtins...)
+	if o.Clock != nil {
+		objs.now = o.Clock
+	}
 	if o.Releases <= 0 {
 		o.Releases = 128
 	}
@@ -279,12 +307,8 @@ func Run(ctx context.Context, o Options) error {
 		writeJSON(w, http.StatusOK, n.state())
 	})
 	intMux.HandleFunc("POST /shutdown", n.serveShutdown)
-	pubSrv := &http.Server{Handler: pubMux, ReadHeaderTimeout: 10 * time.Second}
-	intSrv := &http.Server{Handler: intMux, ReadHeaderTimeout: 10 * time.Second}
-	go pubSrv.Serve(pub)
-	go intSrv.Serve(internal)
-	defer pubSrv.Close()
-	defer intSrv.Close()
+	pubH.set(pubMux)
+	intH.set(intMux)
 	if o.OnReady != nil {
 		o.OnReady(pub.Addr().String(), internal.Addr().String())
 	}

@@ -3,6 +3,7 @@ package server
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/celldgo/celld/bucket"
 	"github.com/celldgo/celld/deploy"
+	"github.com/celldgo/celld/server/api"
 )
 
 // streamProject is a Worker and a Durable Object that answer with a body
@@ -251,7 +253,7 @@ func TestServe_StreamChunksPassTheOutputGate(t *testing.T) {
 	if status, body := fetchText(t, n.public+"/do/state"); status != 200 {
 		t.Fatalf("state: %d %s", status, body)
 	}
-	time.Sleep(time.Second) // whatever the activation uploads has landed
+	waitDurable(t, n.internal) // whatever the activation uploads has landed
 	base := store.landed.Load()
 	var landed []int64
 	got := readTicksAt(t, n.public+"/do/writes", func(tick) { landed = append(landed, store.landed.Load()-base) })
@@ -283,5 +285,35 @@ func TestServe_UnreadStubStreamIsCanceled(t *testing.T) {
 			t.Fatalf("the object's stream was never canceled: %d %s", status, body)
 		}
 		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// waitDurable waits until every cell resident on the node at internal has
+// everything it captured in the bucket (its /state replication).
+func waitDurable(t *testing.T, internal string) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); ; {
+		resp, err := http.Get(internal + "/state")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var st api.State
+		err = json.NewDecoder(resp.Body).Decode(&st)
+		resp.Body.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		pending := 0
+		for _, c := range st.Cells {
+			if c.Replication != nil && c.Replication.DurableTXID != c.Replication.CapturedTXID {
+				pending++
+			}
+		}
+		if pending == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d cells not durable after 10s: %+v", pending, st.Cells)
+		}
 	}
 }

@@ -2,7 +2,8 @@ package tui
 
 import "slices"
 
-// keyMap is every key binding, in one place; the footer is drawn from it.
+// keyMap is every key binding, in one place. footerHelp names them for
+// the footer: change the two together.
 type keyMap struct {
 	up, down, details, closeDetails, sort, quit []string
 }

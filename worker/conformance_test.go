@@ -62,7 +62,8 @@ func runFixture(t *testing.T, dir string) {
 		objects = newLocalObjects(t)
 	}
 
-	bundle, err := deploy.Bundle(dir, cfg.Main)
+	node := deploy.NodeCompat(cfg.CompatibilityDate, cfg.CompatibilityFlags)
+	bundle, err := deploy.BundleNode(dir, cfg.Main, node)
 	if err != nil {
 		t.Fatalf("bundle: %v", err)
 	}
@@ -70,7 +71,9 @@ func runFixture(t *testing.T, dir string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	wcfg := worker.Config{Vars: cfg.Vars, Bindings: bindings, DurableObjects: namespaces, Logger: testLogger(t)}
+	wcfg := worker.Config{Vars: cfg.Vars, Bindings: bindings, DurableObjects: namespaces, Logger: testLogger(t),
+		Node:           map[deploy.NodeMode]worker.NodeMode{deploy.NodeALS: worker.NodeALS, deploy.NodeV1: worker.NodeV1, deploy.NodeV2: worker.NodeV2}[node],
+		NodeProcessEnv: deploy.NodeProcessEnv(cfg.CompatibilityDate, cfg.CompatibilityFlags)}
 	if objects != nil {
 		wcfg.Objects = objects
 	}

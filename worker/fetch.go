@@ -384,6 +384,14 @@ func discardStream(resp *Response) {
 	}
 }
 
+func exportGoBody(v goja.Value) (*goBody, bool) {
+	if v == nil {
+		return nil, false
+	}
+	gb, ok := v.Export().(*goBody)
+	return gb, ok
+}
+
 // toResponse converts the prelude's serialized response
 // [status, statusText, body: Uint8Array | string | reader | null, name,
 // value, ...], where a reader (of a ReadableStream body) becomes
@@ -409,6 +417,9 @@ func (iso *isolate) toResponse(v goja.Value) (*Response, error) {
 	}
 	if b := obj.Get("2"); b != nil && goja.IsString(b) {
 		resp.Body = []byte(b.String()) // as TextEncoder would encode it
+	} else if gb, ok := exportGoBody(b); ok {
+		// A Go body handed back untouched (internal.takeGoStream).
+		resp.Stream = gb.rc
 	} else if r, ok := b.(*goja.Object); ok && r.ExportType() != typeBytes {
 		// A stream body: its reader (serializeResponse).
 		resp.Stream = iso.newBodyStream(r)

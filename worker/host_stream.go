@@ -1,6 +1,7 @@
 package worker
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"io"
@@ -18,26 +19,55 @@ func (h *Host) ReadableStream(rc io.ReadCloser) (goja.Value, error) {
 		rc.Close()
 		return nil, errors.New("prelude: internal.goStream missing")
 	}
-	return mk(goja.Undefined(), iso.vm.ToValue(iso.newGoBody(rc)))
-}
-
-// StreamReader locks the script's ReadableStream and returns a reader of
-// its bytes, for use off the loop (within Async work). Closing it before
-// the end cancels the stream. Call it on the loop.
-func (h *Host) StreamReader(stream goja.Value) (io.ReadCloser, error) {
-	obj, ok := stream.(*goja.Object)
-	if !ok {
-		return nil, errors.New("not a ReadableStream")
-	}
-	getReader, ok := goja.AssertFunction(obj.Get("getReader"))
-	if !ok {
-		return nil, errors.New("not a ReadableStream")
-	}
-	reader, err := getReader(obj)
+	handle := iso.vm.ToValue(iso.newGoBody(rc))
+	stream, err := mk(goja.Undefined(), handle)
 	if err != nil {
 		return nil, err
 	}
-	return h.iso.newBodyStream(reader), nil
+	// Passed on unread (new Response(stream)), it goes back to Go whole.
+	mark, ok := goja.AssertFunction(iso.internal.Get("markGoStream"))
+	if !ok {
+		return stream, nil
+	}
+	return mark(goja.Undefined(), stream, handle)
+}
+
+// StreamReader locks the script's ReadableStream and returns a reader of
+// its bytes, for use off the loop (within Async work), and their number
+// when known (else -1). Closing it before the end cancels the stream.
+// Call it on the loop.
+func (h *Host) StreamReader(stream goja.Value) (io.ReadCloser, int64, error) {
+	obj, ok := stream.(*goja.Object)
+	if !ok {
+		return nil, 0, errors.New("not a ReadableStream")
+	}
+	// An unread Go body (another R2 object's, say) is read directly.
+	if take, ok := goja.AssertFunction(h.iso.internal.Get("takeGoStream")); ok {
+		if v, err := take(goja.Undefined(), obj); err == nil {
+			if gb, ok := exportGoBody(v); ok {
+				return gb.rc, -1, nil
+			}
+		}
+	}
+	// So is an unread stream over bytes (a request body): whole, and of a
+	// known length.
+	if take, ok := goja.AssertFunction(h.iso.internal.Get("takeBytesStream")); ok {
+		if v, err := take(goja.Undefined(), obj); err == nil && !goja.IsNull(v) && !goja.IsUndefined(v) {
+			var b []byte
+			if err := h.iso.vm.ExportTo(v, &b); err == nil {
+				return bytesBody{bytes.NewReader(b)}, int64(len(b)), nil
+			}
+		}
+	}
+	getReader, ok := goja.AssertFunction(obj.Get("getReader"))
+	if !ok {
+		return nil, 0, errors.New("not a ReadableStream")
+	}
+	reader, err := getReader(obj)
+	if err != nil {
+		return nil, 0, err
+	}
+	return h.iso.newBodyStream(reader), -1, nil
 }
 
 // OutputGate returns the wait a binding's mutation must pass in a Durable
@@ -52,3 +82,9 @@ func (h *Host) OutputGate() func(ctx context.Context) error {
 	class, id := obj.class, obj.id
 	return func(ctx context.Context) error { return gate(ctx, class, id) }
 }
+
+// bytesBody is bytes as a body that stays seekable (a store can then sign
+// it once instead of chunk by chunk).
+type bytesBody struct{ *bytes.Reader }
+
+func (bytesBody) Close() error { return nil }

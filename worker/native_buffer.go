@@ -182,36 +182,6 @@ func encodeString(s goja.String, enc string) []byte {
 	return []byte(s.String()) // utf8: lone surrogates become U+FFFD, as in Node
 }
 
-// nodeBase64 decodes like Node: either alphabet, whitespace and other
-// characters skipped, padding optional, decoding stops at the first '='.
-func nodeBase64(s string) []byte {
-	if len(s)%4 == 0 {
-		if out, err := base64.StdEncoding.DecodeString(s); err == nil {
-			return out
-		}
-	}
-	clean := make([]byte, 0, len(s))
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch {
-		case c >= 'A' && c <= 'Z', c >= 'a' && c <= 'z', c >= '0' && c <= '9', c == '+', c == '/':
-			clean = append(clean, c)
-		case c == '-':
-			clean = append(clean, '+')
-		case c == '_':
-			clean = append(clean, '/')
-		case c == '=':
-			i = len(s)
-		}
-	}
-	if len(clean)%4 == 1 {
-		clean = clean[:len(clean)-1]
-	}
-	out := make([]byte, base64.RawStdEncoding.DecodedLen(len(clean)))
-	n, _ := base64.RawStdEncoding.Decode(out, clean)
-	return out[:n]
-}
-
 // decodeBytes turns bytes into a JS string in one of Node's encodings.
 func decodeBytes(vm *goja.Runtime, b []byte, enc string) goja.Value {
 	switch enc {

@@ -47,21 +47,21 @@ func registerCryptoNatives(set func(string, nativeFunc)) {
 		d.Write(iso.bytesArg(call.Argument(1)))
 		return buffer(iso.vm, d.Sum(nil))
 	})
-	// hashNew(name) -> an incremental hash (crypto.DigestStream), or null.
-	set("hashNew", func(iso *isolate, call goja.FunctionCall) goja.Value {
+	// digestNew(name) -> an incremental hash (crypto.DigestStream), or null.
+	set("digestNew", func(iso *isolate, call goja.FunctionCall) goja.Value {
 		h := hashFor(call.Argument(0).String())
 		if h == nil {
 			return goja.Null()
 		}
 		return iso.vm.ToValue(h())
 	})
-	set("hashWrite", func(iso *isolate, call goja.FunctionCall) goja.Value {
+	set("digestWrite", func(iso *isolate, call goja.FunctionCall) goja.Value {
 		if h, ok := call.Argument(0).Export().(hash.Hash); ok {
 			h.Write(iso.bytesArg(call.Argument(1)))
 		}
 		return goja.Undefined()
 	})
-	set("hashSum", func(iso *isolate, call goja.FunctionCall) goja.Value {
+	set("digestSum", func(iso *isolate, call goja.FunctionCall) goja.Value {
 		h, _ := call.Argument(0).Export().(hash.Hash)
 		return buffer(iso.vm, h.Sum(nil))
 	})

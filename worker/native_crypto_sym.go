@@ -113,8 +113,8 @@ func registerSymNatives(set func(string, nativeFunc)) {
 		}
 		return vm.ToValue(vm.NewArrayBuffer(out))
 	})
-	// pbkdf2(hash, password, salt, iterations, bytes)
-	set("pbkdf2", func(iso *isolate, call goja.FunctionCall) goja.Value {
+	// subtlePbkdf2(hash, password, salt, iterations, bytes)
+	set("subtlePbkdf2", func(iso *isolate, call goja.FunctionCall) goja.Value {
 		vm := iso.vm
 		h := cryptoHash(call.Argument(0).String())
 		out, err := pbkdf2.Key(h.New, string(iso.bytesArg(call.Argument(1))), iso.bytesArg(call.Argument(2)), int(call.Argument(3).ToInteger()), int(call.Argument(4).ToInteger()))
@@ -123,8 +123,8 @@ func registerSymNatives(set func(string, nativeFunc)) {
 		}
 		return vm.ToValue(vm.NewArrayBuffer(out))
 	})
-	// hkdf(hash, key, salt, info, bytes)
-	set("hkdf", func(iso *isolate, call goja.FunctionCall) goja.Value {
+	// subtleHkdf(hash, key, salt, info, bytes)
+	set("subtleHkdf", func(iso *isolate, call goja.FunctionCall) goja.Value {
 		vm := iso.vm
 		h := cryptoHash(call.Argument(0).String())
 		out, err := hkdf.Key(h.New, iso.bytesArg(call.Argument(1)), iso.bytesArg(call.Argument(2)), string(iso.bytesArg(call.Argument(3))), int(call.Argument(4).ToInteger()))

@@ -87,4 +87,5 @@ func registerNodeNatives(set func(string, nativeFunc)) {
 	})
 	registerNodeCryptoNatives(set)
 	registerZlibNatives(set)
+	registerNodeKeyNatives(set)
 }

@@ -21,11 +21,12 @@ const streamChunkSize = 64 << 10
 
 // goBody is a Go stream handed to JavaScript, opaque to it.
 type goBody struct {
-	iso    *isolate
-	rc     io.ReadCloser
-	buf    []byte
-	closed bool // loop only
-	closer *onceCloser
+	iso     *isolate
+	rc      io.ReadCloser
+	buf     []byte
+	closed  bool // loop only
+	started bool // loop only: a bodyRead was made
+	closer  *onceCloser
 }
 
 // registerStreamNatives adds the natives behind a ReadableStream fed by
@@ -38,6 +39,7 @@ func registerStreamNatives(set func(string, nativeFunc)) {
 		if !ok {
 			panic(iso.vm.NewTypeError("bodyRead: not a body"))
 		}
+		b.started = true
 		host := &Host{iso: iso}
 		return host.Async(func() func(*goja.Runtime) (goja.Value, error) {
 			if b.buf == nil {
@@ -57,6 +59,12 @@ func registerStreamNatives(set func(string, nativeFunc)) {
 				return nil, err
 			}
 		})
+	})
+	// bodyTake(handle) -> bool: Go takes the body whole (take), if no
+	// read of it has started.
+	set("bodyTake", func(iso *isolate, call goja.FunctionCall) goja.Value {
+		b, ok := call.Argument(0).Export().(*goBody)
+		return iso.vm.ToValue(ok && b.take())
 	})
 	// bodyCancel(handle): nobody wants the rest.
 	set("bodyCancel", func(iso *isolate, call goja.FunctionCall) goja.Value {
@@ -96,6 +104,25 @@ type onceCloser struct {
 }
 
 func (c *onceCloser) close() { c.once.Do(func() { c.rc.Close() }) }
+
+// take hands the unread stream to Go: the body forgets it (neither the
+// script nor the garbage collector will close it) and its reader is the
+// new owner's. It fails once a read has started or the body is closed.
+// Call it on the loop.
+func (b *goBody) take() bool {
+	if b.closed || b.started {
+		return false
+	}
+	b.closed = true
+	for i, w := range b.iso.goBodies {
+		if w.Value() == b {
+			b.iso.goBodies = append(b.iso.goBodies[:i], b.iso.goBodies[i+1:]...)
+			break
+		}
+	}
+	b.closer.once.Do(func() {}) // a later close is a no-op: the reader is passed on
+	return true
+}
 
 // close closes the Go stream once. Call it on the loop.
 func (b *goBody) close() {

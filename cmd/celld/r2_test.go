@@ -16,8 +16,10 @@ import (
 )
 
 // r2RoundTrip writes a random file of size bytes, runs `celld r2 object
-// put` then `get` of it against MinIO with no node running, checks the
-// bytes come back identical and returns each command's peak RSS in bytes.
+// put` of it (--file: one streamed PUT; --pipe: a stream of unknown
+// length, so a multipart upload in 8 MiB parts) and `get` of both against
+// MinIO with no node running, checks the bytes come back identical and
+// returns the largest peak RSS of the puts and of the gets, in bytes.
 func r2RoundTrip(tb testing.TB, bin string, size int64) (putRSS, getRSS int64) {
 	srv := miniotest.Shared(tb)
 	name := srv.NewBucket(tb)
@@ -35,6 +37,14 @@ func r2RoundTrip(tb testing.TB, bin string, size int64) (putRSS, getRSS int64) {
 	want := h.Sum(nil)
 	run := func(args ...string) (string, int64) {
 		cmd := exec.Command(bin, append([]string{"--bucket", "s3://" + name, "--endpoint", srv.Endpoint}, args...)...)
+		if args[len(args)-1] == "--pipe" && args[2] == "put" {
+			in, err := os.Open(src)
+			if err != nil {
+				tb.Fatal(err)
+			}
+			defer in.Close()
+			cmd.Stdin = in // a stream of unknown length: uploaded in parts
+		}
 		cmd.Env = append(os.Environ(), "AWS_ACCESS_KEY_ID="+srv.AccessKey, "AWS_SECRET_ACCESS_KEY="+srv.SecretKey)
 		var stderr bytes.Buffer
 		cmd.Stderr = &stderr
@@ -48,20 +58,25 @@ func r2RoundTrip(tb testing.TB, bin string, size int64) (putRSS, getRSS int64) {
 	if !strings.Contains(msg, `Creating object "in.bin" in bucket "media".`) || !strings.Contains(msg, "Upload complete.") {
 		tb.Errorf("put said %q", msg)
 	}
-	out := filepath.Join(dir, "out.bin")
-	_, getRSS = run("r2", "object", "get", "media/in.bin", "--file", out)
-	g, err := os.Open(out)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	defer g.Close()
-	h.Reset()
-	n, err := io.Copy(h, g)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	if n != size || !bytes.Equal(h.Sum(nil), want) {
-		tb.Fatalf("got %d bytes back (sha256 %x), want %d identical bytes", n, h.Sum(nil), size)
+	_, pipeRSS := run("r2", "object", "put", "media/piped.bin", "--pipe")
+	putRSS = max(putRSS, pipeRSS)
+	for _, key := range []string{"in.bin", "piped.bin"} {
+		out := filepath.Join(dir, "out-"+key)
+		_, rss := run("r2", "object", "get", "media/"+key, "--file", out)
+		getRSS = max(getRSS, rss)
+		g, err := os.Open(out)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		h.Reset()
+		n, err := io.Copy(h, g)
+		g.Close()
+		if err != nil {
+			tb.Fatal(err)
+		}
+		if n != size || !bytes.Equal(h.Sum(nil), want) {
+			tb.Fatalf("%s: got %d bytes back (sha256 %x), want %d identical bytes", key, n, h.Sum(nil), size)
+		}
 	}
 	return putRSS, getRSS
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/celldgo/celld/cell"
 	"github.com/celldgo/celld/d1"
+	"github.com/celldgo/celld/deploy"
 	"github.com/celldgo/celld/host"
 	"github.com/celldgo/celld/worker"
 )
@@ -23,6 +24,16 @@ var bindingSource string
 // bindingProgram is compiled once and run in every isolate that has a D1
 // binding.
 var bindingProgram = goja.MustCompile("d1/d1js/binding.js", bindingSource, true)
+
+// Bindings are the env values of a deployment's d1_databases, each
+// reaching its database's cell through c.
+func Bindings(m *deploy.Manifest, c cell.Caller) map[string]worker.Binding {
+	out := map[string]worker.Binding{}
+	for _, db := range m.D1Databases {
+		out[db.Binding] = Binding(c, d1.CellName(db.DatabaseID, db.DatabaseName))
+	}
+	return out
+}
 
 // d1Refusal reports an error that is D1's own refusal, whose text
 // carries its prefix already: a *d1.Error from a handler run here, or a

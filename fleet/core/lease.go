@@ -193,6 +193,7 @@ func (m *Machine) judgePrevious(fx *effects, e Done, l leaseOp) {
 		return
 	}
 	if m.cfg.WaitForPrevious {
+		fx.add(PredecessorLive{Lease: prev})
 		// Look again when either rule could first count it dead.
 		m.setTimer(fx, TimerStart, min(prev.Expires+m.cfg.Margin, m.seen[prev.Node].at+m.cfg.Observe)+1)
 		return

@@ -160,16 +160,23 @@ type Released struct{ Cell string }
 // session and the config says not to wait).
 type StartFailed struct{ Detail string }
 
-func (Read) effect()        {}
-func (Write) effect()       {}
-func (SetTimer) effect()    {}
-func (Ready) effect()       {}
-func (StartCell) effect()   {}
-func (StopCell) effect()    {}
-func (Fence) effect()       {}
-func (Reply) effect()       {}
-func (StartFailed) effect() {}
-func (Released) effect()    {}
+// PredecessorLive: the node's name is held by a lease of another session
+// that has not expired, and the node waits for it (WaitForPrevious). The
+// executor says so once, and may find out whether the holder is a second
+// process running now (refuse to start) or a predecessor that died.
+type PredecessorLive struct{ Lease Lease }
+
+func (Read) effect()            {}
+func (Write) effect()           {}
+func (SetTimer) effect()        {}
+func (Ready) effect()           {}
+func (StartCell) effect()       {}
+func (StopCell) effect()        {}
+func (Fence) effect()           {}
+func (Reply) effect()           {}
+func (StartFailed) effect()     {}
+func (PredecessorLive) effect() {}
+func (Released) effect()        {}
 
 // ResultKind says how an Acquire ended.
 type ResultKind uint8

@@ -58,7 +58,7 @@ func (w *world) effect(nd *node, session string, ev core.Event, f core.Effect) {
 		w.crash(nd, "SELF-FENCE: "+f.Reason+" "+f.Detail)
 	case core.StartFailed:
 		w.fail("%s(%s) could not start: %s", nd.name, session, f.Detail)
-	case core.Ready, core.Reply, core.Released:
+	case core.Ready, core.Reply, core.Released, core.PredecessorLive:
 	}
 }
 

@@ -11,7 +11,6 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
-	"sort"
 	"strings"
 
 	"github.com/celldgo/celld/fleet/core"
@@ -155,15 +154,6 @@ func (w *world) latency() int64 {
 		return 1000 + w.rng.Int64N(5000) // a slow call, often past the timeout
 	}
 	return 1 + w.rng.Int64N(250)
-}
-
-func (w *world) sortedStoreKeys() []string {
-	keys := make([]string, 0, len(w.store))
-	for k := range w.store {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }
 
 func fxString(fx []core.Effect) string {

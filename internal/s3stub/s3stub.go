@@ -58,14 +58,6 @@ func Start(o Options) *Server {
 // Close stops the server.
 func (s *Server) Close() { s.srv.Close() }
 
-// Object returns a stored object's bytes.
-func (s *Server) Object(bucket, key string) ([]byte, bool) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	o, ok := s.objs[bucket+"/"+key]
-	return o.data, ok
-}
-
 func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	if s.opts.Fail != nil {
 		if status, code := s.opts.Fail(r); status != 0 {

@@ -14,6 +14,7 @@ import (
 	"github.com/dop251/goja"
 
 	"github.com/celldgo/celld/cell"
+	"github.com/celldgo/celld/deploy"
 	"github.com/celldgo/celld/kv"
 	"github.com/celldgo/celld/worker"
 )
@@ -23,6 +24,16 @@ var bindingSource string
 
 // bindingProgram is compiled once and run in every isolate.
 var bindingProgram = goja.MustCompile("kv/kvjs/binding.js", bindingSource, true)
+
+// Bindings are the env values of a deployment's kv_namespaces, each
+// reaching its namespace's cell through c.
+func Bindings(m *deploy.Manifest, c cell.Caller) map[string]worker.Binding {
+	out := map[string]worker.Binding{}
+	for _, ns := range m.KVNamespaces {
+		out[ns.Binding] = Binding(c, ns.ID)
+	}
+	return out
+}
 
 // Binding is the env value of a kv_namespaces binding: a KvNamespace whose
 // calls go through c to the namespace's cell, kv:<namespaceID>. Argument

@@ -61,6 +61,11 @@ func Binding(b *r2.Bucket) worker.Binding {
 
 var typeBytes = reflect.TypeOf([]byte(nil))
 
+// bytesBody is a body at hand that stays seekable.
+type bytesBody struct{ *bytes.Reader }
+
+func (bytesBody) Close() error { return nil }
+
 type natives struct {
 	h *worker.Host
 	b *r2.Bucket
@@ -224,7 +229,7 @@ func parseOpts(vm *goja.Runtime, v goja.Value) optsJSON {
 func (n natives) body(vm *goja.Runtime, v goja.Value) (io.ReadCloser, int64) {
 	if goja.IsString(v) {
 		s := v.String()
-		return io.NopCloser(bytes.NewReader([]byte(s))), int64(len(s))
+		return bytesBody{bytes.NewReader([]byte(s))}, int64(len(s))
 	}
 	if obj, ok := v.(*goja.Object); ok {
 		if obj.ExportType() == typeBytes {
@@ -232,13 +237,13 @@ func (n natives) body(vm *goja.Runtime, v goja.Value) (io.ReadCloser, int64) {
 			if err := vm.ExportTo(obj, &ab); err != nil {
 				panic(vm.NewTypeError("r2: body: %v", err))
 			}
-			return io.NopCloser(bytes.NewReader(ab)), int64(len(ab))
+			return bytesBody{bytes.NewReader(ab)}, int64(len(ab))
 		}
-		rc, err := n.h.StreamReader(obj)
+		rc, size, err := n.h.StreamReader(obj)
 		if err != nil {
 			panic(vm.NewTypeError("r2: body: %v", err))
 		}
-		return rc, -1
+		return rc, size
 	}
 	panic(vm.NewTypeError("r2: body of an unexpected type"))
 }

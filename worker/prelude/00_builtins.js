@@ -147,3 +147,14 @@ if (!ArrayBuffer.prototype.transfer) {
     return internal.stringCompare(String(this), String(that), locales, options);
   });
 }
+// Workers run in UTC, which V8 names "Coordinated Universal Time" in
+// Date's toString() and toTimeString(); goja says "UTC".
+for (const name of ["toString", "toTimeString"]) {
+  const original = Date.prototype[name];
+  define(Date.prototype, name, {
+    [name]() {
+      const s = original.call(this);
+      return s.endsWith(" (UTC)") ? s.slice(0, -5) + "(Coordinated Universal Time)" : s;
+    },
+  }[name]);
+}

@@ -34,7 +34,13 @@ class Event {
   get cancelBubble() { return this[kEvent].stop; }
   set cancelBubble(v) { if (v) this[kEvent].stop = true; }
   composedPath() { return this[kEvent].currentTarget ? [this[kEvent].currentTarget] : []; }
-  preventDefault() { if (this[kEvent].cancelable) this[kEvent].defaultPrevented = true; }
+  // workerd: preventDefault() during a dispatch makes dispatchEvent()
+  // return false even for an event that is not cancelable.
+  preventDefault() {
+    const st = this[kEvent];
+    if (st.cancelable) st.defaultPrevented = true;
+    if (st.phase !== 0) st.preventCalled = true;
+  }
   stopPropagation() { this[kEvent].stop = true; }
   stopImmediatePropagation() { this[kEvent].stop = true; this[kEvent].stopImmediate = true; }
 }
@@ -48,6 +54,8 @@ class CustomEvent extends Event {
   }
   get detail() { return this.#detail; }
 }
+Object.defineProperty(Event.prototype, Symbol.toStringTag, { value: "Event", configurable: true });
+Object.defineProperty(CustomEvent.prototype, Symbol.toStringTag, { value: "CustomEvent", configurable: true });
 expose("Event", Event);
 expose("CustomEvent", CustomEvent);
 
@@ -88,34 +96,36 @@ class EventTarget {
       throw new TypeError("Failed to execute 'dispatchEvent' on 'EventTarget': parameter 1 is not of type 'Event'.");
     }
     const st = event[kEvent];
+    if (st.phase !== 0) throw new DOMException("The event is already being dispatched.", "InvalidStateError");
     st.target = this;
     st.currentTarget = this;
+    st.preventCalled = false;
     st.phase = 2;
     // workerd runs an on<type> handler property before addEventListener
     // listeners.
-    const handler = this[kHandlers] && this[kHandlers][st.type];
-    if (typeof handler === "function") invokeListener(handler, this, event);
-    const list = listenersOf(this).get(st.type);
-    if (list) {
-      for (const entry of list.slice()) {
-        if (entry.removed) continue;
-        if (st.stopImmediate) break;
-        if (entry.once) this.removeEventListener(st.type, entry.listener, { capture: entry.capture });
-        invokeListener(entry.listener, this, event);
+    // A listener's exception leaves dispatchEvent, as in workerd.
+    try {
+      const handler = this[kHandlers] && this[kHandlers][st.type];
+      if (typeof handler === "function") invokeListener(handler, this, event);
+      const list = listenersOf(this).get(st.type);
+      if (list) {
+        for (const entry of list.slice()) {
+          if (entry.removed) continue;
+          if (st.stopImmediate) break;
+          if (entry.once) this.removeEventListener(st.type, entry.listener, { capture: entry.capture });
+          invokeListener(entry.listener, this, event);
+        }
       }
+    } finally {
+      st.currentTarget = null;
+      st.phase = 0;
     }
-    st.currentTarget = null;
-    st.phase = 0;
-    return !st.defaultPrevented;
+    return !st.defaultPrevented && !st.preventCalled;
   }
 }
 function invokeListener(listener, target, event) {
-  try {
-    if (typeof listener === "function") listener.call(target, event);
-    else if (listener && typeof listener.handleEvent === "function") listener.handleEvent(event);
-  } catch (e) {
-    internal.reportError(e);
-  }
+  if (typeof listener === "function") listener.call(target, event);
+  else if (listener && typeof listener.handleEvent === "function") listener.handleEvent(event);
 }
 internal.defineEventHandler = (proto, type) => {
   Object.defineProperty(proto, "on" + type, {

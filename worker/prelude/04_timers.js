@@ -35,10 +35,14 @@ expose("scheduler", {
 // ---- performance, navigator -----------------------------------------------
 
 const timeOrigin = native.timeOrigin();
-expose("performance", {
+const performance = {
   now: () => native.now(),
   get timeOrigin() { return timeOrigin; },
   toJSON() { return { timeOrigin }; },
-});
+};
+Object.defineProperty(performance, Symbol.toStringTag, { value: "Performance", configurable: true });
+expose("performance", performance);
 expose("self", global);
-expose("navigator", { userAgent: "Cloudflare-Workers", hardwareConcurrency: 1, language: "en" });
+const navigator = { userAgent: "Cloudflare-Workers", hardwareConcurrency: 1, language: "en" };
+Object.defineProperty(navigator, Symbol.toStringTag, { value: "Navigator", configurable: true });
+expose("navigator", navigator);

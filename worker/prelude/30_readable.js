@@ -1,7 +1,8 @@
 // ReadableStream: a compact implementation of the WHATWG Streams model
-// (default readers, pull-based sources with a high-water mark, tee,
-// pipeTo/pipeThrough). BYOB readers are not supported and say so when
-// asked for.
+// (default and BYOB readers, pull-based sources with a high-water mark,
+// byte sources with byobRequest, tee, pipeTo/pipeThrough), with workerd's
+// timing where it departs from the standard (when pull is called, tee's
+// cancel) — see testdata/celld/streams-fidelity.
 
 const { kCreate } = internal;
 const kRS = Symbol("readable");
@@ -30,6 +31,7 @@ class ReadableStream {
       state: "readable", reader: null, storedError: undefined, disturbed: false,
       queue: [], queueSize: 0, hwm, size: sizeOf(strategy), started: false, pulling: false,
       pullAgain: false, closeRequested: false, source, controller: null, bytes: type === "bytes",
+      autoAllocate: type === "bytes" && source.autoAllocateChunkSize !== undefined ? Number(source.autoAllocateChunkSize) : 0,
     };
     internal.define(this, kRS, st);
     st.controller = new ReadableStreamDefaultController(kCreate, this);
@@ -47,7 +49,7 @@ class ReadableStream {
   getReader(options = undefined) {
     if (options && options.mode !== undefined) {
       if (String(options.mode) !== "byob") throw new TypeError(`ReadableStream.getReader: invalid mode "${options.mode}"`);
-      if (!this[kRS].bytes) throw new TypeError("This ReadableStream does not support BYOB reads (it is not a byte stream).");
+      if (!this[kRS].bytes) throw new TypeError("This ReadableStream does not support BYOB reads.");
       return new ReadableStreamBYOBReader(this);
     }
     return new ReadableStreamDefaultReader(this);
@@ -123,22 +125,24 @@ class ReadableStreamDefaultController {
   enqueue(chunk) {
     const stream = this.#stream;
     const st = stream[kRS];
-    if (st.closeRequested || st.state !== "readable") {
-      throw new TypeError("Cannot enqueue to a ReadableStream that is closed or closing.");
-    }
+    if (st.closeRequested || st.state !== "readable") throw new TypeError("Unable to enqueue");
     if (st.bytes && !internal.isBufferSource(chunk)) {
       throw new TypeError("This ReadableStream did not return bytes.");
     }
     const requests = st.reader ? st.reader[kReader].requests : [];
     if (requests.length) {
-      const d = requests.shift();
+      const d = requests[0];
       if (d.view) {
         const rest = fillView(d, internal.toU8(chunk));
+        if (d.settled) requests.shift();
         if (rest.byteLength) {
           st.queue.unshift({ chunk: rest, size: 1 });
           st.queueSize += 1;
         }
-      } else d.resolve({ value: chunk, done: false });
+      } else {
+        requests.shift();
+        d.resolve({ value: chunk, done: false });
+      }
     } else {
       let size;
       try { size = st.size(chunk); } catch (e) { errorStream(stream, e); throw e; }
@@ -155,6 +159,38 @@ class ReadableStreamDefaultController {
   }
   error(e = undefined) {
     if (this.#stream[kRS].state === "readable") errorStream(this.#stream, e);
+  }
+  // byobRequest: the pending read a byte source may fill in place (a BYOB
+  // read, or a default read given an autoAllocateChunkSize buffer).
+  get byobRequest() {
+    const st = this.#stream[kRS];
+    if (!st.bytes || !st.reader) return null;
+    const d = st.reader[kReader].requests[0];
+    if (!d) return null;
+    if (!d.view) {
+      if (!st.autoAllocate) return null;
+      d.view = new Uint8Array(st.autoAllocate);
+      d.auto = true;
+      d.filled = 0;
+    }
+    const view = new Uint8Array(d.view.buffer, d.view.byteOffset + d.filled, d.view.byteLength - d.filled);
+    const requests = st.reader[kReader].requests;
+    const stream = this.#stream;
+    return {
+      view,
+      respond(n) {
+        n = Number(n);
+        if (!(n >= 0 && n <= view.byteLength)) throw new RangeError("Invalid byobRequest.respond() length.");
+        fillView(d, new Uint8Array(0), n);
+        if (d.settled && requests[0] === d) requests.shift();
+        pullIfNeeded(stream);
+      },
+      respondWithNewView(v) {
+        const u = internal.toU8(v);
+        if (u !== view && u.byteLength > 0) view.set(u.subarray(0, view.byteLength));
+        this.respond(u.byteLength);
+      },
+    };
   }
 }
 
@@ -181,8 +217,10 @@ class ReadableStreamDefaultReader {
     if (st.queue.length) {
       const { chunk, size } = st.queue.shift();
       st.queueSize -= size;
+      // workerd pulls again when a read finds the queue empty, not after
+      // a read the queue could serve (byte streams aside).
       if (st.closeRequested && !st.queue.length) closeStream(stream);
-      else pullIfNeeded(stream);
+      else if (st.bytes) pullIfNeeded(stream);
       return Promise.resolve({ value: chunk, done: false });
     }
     const d = withResolvers();
@@ -211,14 +249,22 @@ class ReadableStreamDefaultReader {
   }
 }
 
-// fillView copies as much of bytes as fits into a BYOB read request's view,
-// resolves the request and returns the bytes left over.
-function fillView(d, bytes) {
+// fillView copies as much of bytes as fits into a BYOB read request's view
+// after what it holds already (plus `given` bytes a byte source wrote in
+// place), resolves the request once it holds its minimum, and returns the
+// bytes left over.
+function fillView(d, bytes, given = 0) {
   const view = d.view;
-  const n = Math.min(view.byteLength, bytes.byteLength);
-  new Uint8Array(view.buffer, view.byteOffset, view.byteLength).set(bytes.subarray(0, n));
+  d.filled = (d.filled || 0) + given;
+  const n = Math.min(view.byteLength - d.filled, bytes.byteLength);
+  new Uint8Array(view.buffer, view.byteOffset + d.filled, n).set(bytes.subarray(0, n));
+  d.filled += n;
   const per = view.BYTES_PER_ELEMENT || 1;
-  d.resolve({ value: new view.constructor(view.buffer, view.byteOffset, view instanceof DataView ? n : Math.floor(n / per)), done: false });
+  if (d.filled >= (d.min || 1) || d.auto) {
+    d.settled = true;
+    const len = view instanceof DataView ? d.filled : Math.floor(d.filled / per);
+    d.resolve({ value: new view.constructor(view.buffer, view.byteOffset, len), done: false });
+  }
   return bytes.subarray(n);
 }
 
@@ -227,7 +273,7 @@ function fillView(d, bytes) {
 // of the standard that callers cannot tell apart unless they check for
 // detachment).
 class ReadableStreamBYOBReader extends ReadableStreamDefaultReader {
-  read(view) {
+  read(view, options = undefined) {
     if (!ArrayBuffer.isView(view) || view.byteLength === 0) {
       return Promise.reject(new TypeError("You must call read() on a \"byob\" reader with a positive-sized TypedArray object."));
     }
@@ -239,7 +285,11 @@ class ReadableStreamBYOBReader extends ReadableStreamDefaultReader {
     if (st.state === "errored") return Promise.reject(st.storedError);
     const d = withResolvers();
     d.view = view;
-    if (st.queue.length) {
+    d.filled = 0;
+    const per = view.BYTES_PER_ELEMENT || 1;
+    d.min = options && options.min !== undefined ? Number(options.min) * per : 1;
+    if (!(d.min >= 1 && d.min <= view.byteLength)) return Promise.reject(new RangeError("options.min must be between 1 and the view's length."));
+    while (st.queue.length && !d.settled) {
       const head = st.queue.shift();
       st.queueSize -= head.size;
       const rest = fillView(d, internal.toU8(head.chunk));
@@ -247,6 +297,8 @@ class ReadableStreamBYOBReader extends ReadableStreamDefaultReader {
         st.queue.unshift({ chunk: rest, size: head.size });
         st.queueSize += head.size;
       }
+    }
+    if (d.settled) {
       if (st.closeRequested && !st.queue.length) closeStream(stream);
       else pullIfNeeded(stream);
       return d.promise;
@@ -370,11 +422,13 @@ function tee(stream) {
   const branch = (i) => new ReadableStream({
     start(c) { controllers[i] = c; },
     pull,
+    // As in workerd: a branch's cancel() settles at once, and the source
+    // is canceled, with the last branch's reason, when both are.
     cancel(reason) {
       canceled[i] = true;
       reasons[i] = reason;
-      if (canceled[1 - i]) reader.cancel(reasons).then(() => cancelDone.resolve(), (e) => cancelDone.reject(e));
-      return cancelDone.promise;
+      if (canceled[1 - i]) return reader.cancel(reason);
+      return Promise.resolve();
     },
   });
   return [branch(0), branch(1)];

@@ -19,6 +19,9 @@ class WritableStream {
     internal.define(this, kWS, st);
     st.controller = new WritableStreamDefaultController(kCreate, this);
     const start = sink.start ? sink.start.call(sink, st.controller) : undefined;
+    // A sink whose start() returns no promise is started at once: workerd
+    // hands the first write to it synchronously.
+    if (start === undefined || start === null || typeof start.then !== "function") st.started = true;
     Promise.resolve(start).then(() => {
       st.started = true;
       advance(this);

@@ -180,10 +180,26 @@ internal.readAllBytes = async (stream) => {
   reader.releaseLock();
   return chunks.length ? internal.concatBytes(chunks) : new Uint8Array(0);
 };
-internal.bytesStream = (bytes) => new ReadableStream({
-  type: "bytes",
-  start(c) {
-    if (bytes.byteLength) c.enqueue(bytes);
-    c.close();
-  },
-});
+internal.bytesStream = (bytes) => {
+  const s = new ReadableStream({
+    type: "bytes",
+    start(c) {
+      if (bytes.byteLength) c.enqueue(bytes);
+      c.close();
+    },
+  });
+  Object.defineProperty(s, kBytesSource, { value: bytes, writable: true });
+  return s;
+};
+// kBytesSource marks a stream over bytes at hand (a request body, say).
+const kBytesSource = Symbol("bytes source");
+// takeBytesStream returns the bytes of an unlocked, unread stream over
+// bytes and locks the stream, or null: a binding given such a stream (an
+// R2 put of request.body) takes the bytes whole, length known.
+internal.takeBytesStream = (stream) => {
+  const bytes = stream[kBytesSource];
+  if (bytes === undefined || bytes === null || stream.locked || internal.isDisturbed(stream)) return null;
+  stream[kBytesSource] = null;
+  stream.getReader();
+  return bytes;
+};

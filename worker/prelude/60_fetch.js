@@ -52,8 +52,17 @@ function sourceBytes(b) {
   return b.source;
 }
 
+// usedStream stands for a body read whole without a stream: disturbed,
+// closed and locked, as workerd's is after text() or arrayBuffer().
+const usedStream = () => {
+  const s = new ReadableStream({ start(c) { c.close(); } });
+  s.getReader().read();
+  return s;
+};
+
 function bodyStream(b) {
   if (b.source === null) return null;
+  if (b.stream === null && b.used) b.stream = usedStream();
   if (b.stream === null) b.stream = isStream(b.source) ? b.source : internal.bytesStream(sourceBytes(b));
   return b.stream;
 }
@@ -69,10 +78,8 @@ const bodyOf = (obj) => {
 async function consume(obj) {
   const b = bodyOf(obj);
   if (bodyUsed(b)) throw usedError();
-  if (b.source === null) {
-    b.used = true;
-    return new Uint8Array(0);
-  }
+  // A null body reads as empty any number of times, and stays unused.
+  if (b.source === null) return new Uint8Array(0);
   if (b.stream === null && !(isStream(b.source))) {
     b.used = true;
     return sourceBytes(b);
@@ -112,7 +119,8 @@ function mixBody(proto) {
 // cloneBody tees a stream body so both objects can read it.
 function cloneBody(obj) {
   const b = bodyOf(obj);
-  if (bodyUsed(b)) throw new TypeError("Body has already been used. It can only be used once. Use tee() first if you need to read it twice.");
+  // workerd's text, trailing comma included.
+  if (bodyUsed(b) || (b.stream !== null && b.stream.locked)) throw new TypeError("This ReadableStream is currently locked to a reader,");
   if (b.source === null) return newBody(null);
   if (b.stream === null && !(isStream(b.source))) return { source: b.source, stream: null, used: false };
   const [s1, s2] = bodyStream(b).tee();
@@ -123,12 +131,14 @@ function cloneBody(obj) {
 
 // ---- Request ---------------------------------------------------------------
 
-const normalMethods = { DELETE: 1, GET: 1, HEAD: 1, OPTIONS: 1, POST: 1, PUT: 1, PATCH: 1 };
+// The methods workerd's HTTP layer knows (CONNECT and unknown ones are
+// refused), matched without regard to case.
+const knownMethods = new Set(["GET", "HEAD", "POST", "PUT", "DELETE", "PATCH", "PURGE", "OPTIONS", "TRACE", "COPY", "LOCK", "MKCOL", "MOVE", "PROPFIND", "PROPPATCH", "SEARCH", "UNLOCK", "ACL", "REPORT", "MKACTIVITY", "CHECKOUT", "MERGE", "M-SEARCH", "NOTIFY", "SUBSCRIBE", "UNSUBSCRIBE", "QUERY"]);
 const normalizeMethod = (m) => {
   m = String(m);
-  if (!/^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/.test(m)) throw new TypeError(`Invalid HTTP method string: ${m}`);
   const up = m.toUpperCase();
-  return normalMethods[up] ? up : m;
+  if (!knownMethods.has(up)) throw new TypeError(`Invalid HTTP method string: ${m}`);
+  return up;
 };
 
 // The state of a Request is private, like a Response's. An incoming
@@ -184,7 +194,8 @@ class Request {
       cf = input.cf;
       const ib = reqBody(input);
       if (init.body === undefined && ib.source !== null) {
-        if (bodyUsed(ib)) throw usedError();
+        if (bodyUsed(ib)) throw new TypeError("Cannot reconstruct a Request with a used body.");
+        if (ib.stream !== null && ib.stream.locked) throw new TypeError("The ReadableStream has been locked to a reader.");
         body = { source: ib.stream || ib.source, stream: null, used: false };
         ib.used = true;
       }
@@ -197,11 +208,18 @@ class Request {
     if (init.method !== undefined) method = normalizeMethod(init.method);
     if (init.headers !== undefined) headers = new Headers(init.headers);
     if (!headers) headers = new Headers();
-    if (init.redirect !== undefined) redirect = String(init.redirect);
+    if (init.redirect !== undefined) {
+      redirect = String(init.redirect);
+      if (redirect !== "follow" && redirect !== "manual" && redirect !== "error") {
+        throw new TypeError(`Failed to construct 'Request': '${redirect}' is not a valid value for redirect.`);
+      }
+    }
     if (init.signal !== undefined) signal = init.signal;
     if (init.cf !== undefined) cf = init.cf;
-    if (init.body !== undefined && init.body !== null) {
+    if ((init.body !== undefined && init.body !== null) || (init.body === undefined && body !== null)) {
       if (method === "GET" || method === "HEAD") throw new TypeError("Request with a GET or HEAD method cannot have a body.");
+    }
+    if (init.body !== undefined && init.body !== null) {
       body = newBody(extractBody(init.body));
       if (extractedType !== null) internal.setDefault(headers, "content-type", extractedType);
     } else if (init.body === null) {
@@ -334,6 +352,7 @@ class Response {
       }
     }
     const statusText = init.statusText !== undefined ? String(init.statusText) : reasons[status] || "";
+    if (init.statusText !== undefined && !/^[\t\x20-\x7e\x80-\xff]*$/.test(statusText)) throw new TypeError("Invalid statusText");
     const headers = internal.newHeaders(init.headers);
     const source = extractBody(body);
     if (source !== null && nullBodyStatus(status)) {
@@ -389,7 +408,10 @@ class Response {
       const stream = bodyStream(b);
       if (stream.locked) throw new TypeError("This ReadableStream is currently locked to a reader.");
       b.used = true;
-      out[2] = stream.getReader();
+      // A Go body passed on untouched goes back to Go whole (no chunk
+      // crosses the isolate); anything else is pulled through its reader.
+      const taken = internal.takeGoStream(stream);
+      out[2] = taken !== null ? taken : stream.getReader();
       return out;
     };
   }
@@ -439,8 +461,7 @@ class Response {
   }
   static json(data, init = undefined) {
     const text = JSON.stringify(data);
-    if (text === undefined) throw new TypeError("Response.json: the value cannot be serialized as JSON");
-    const r = new Response(internal.utf8Encode(text), init);
+    const r = new Response(text === undefined ? null : internal.utf8Encode(text), init);
     internal.setDefault(r.#headers, "content-type", "application/json");
     return r;
   }
@@ -463,6 +484,25 @@ internal.makeResponse = (status, statusText, flatHeaders, body, url = "", redire
 // goStream is a Go body (native.bodyRead) as a ReadableStream; an abort
 // of signal (optional) errors it with the signal's reason and closes the
 // Go body.
+// kGoHandle marks a goStream with its Go handle (see takeGoStream).
+const kGoHandle = Symbol("go body");
+// takeGoStream returns the Go handle of an unlocked, unread goStream and
+// locks the stream, or null when stream is anything else: a Go body handed
+// on unread (new Response(r2object.body), a stub's response returned as
+// is) goes back to Go without its bytes passing through JavaScript.
+internal.takeGoStream = (stream) => {
+  const handle = stream[kGoHandle];
+  if (handle === undefined || handle === null || stream.locked || internal.isDisturbed(stream)) return null;
+  if (!native.bodyTake(handle)) return null;
+  stream[kGoHandle] = null;
+  stream.getReader();
+  return handle;
+};
+// markGoStream marks stream, a goStream of handle, as one Go may take back.
+internal.markGoStream = (stream, handle) => {
+  Object.defineProperty(stream, kGoHandle, { value: handle, writable: true });
+  return stream;
+};
 internal.goStream = (handle, signal = null) => new ReadableStream({
   type: "bytes",
   start(c) {

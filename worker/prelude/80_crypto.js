@@ -457,11 +457,11 @@ function deriveBits(algorithm, baseKey, length, usage = "deriveBits") {
     if (length === null || length === undefined) throw dom("OperationError", `${name} cannot derive a key with null length.`);
     length = Number(length);
     if (length % 8 !== 0) throw dom("OperationError", `${name} requires a derived key length that is a multiple of eight (requested ${length}).`);
-    if (name === "HKDF") return checked(native.hkdf(hash, k.raw, salt, bufferArg(field(p, "info"), "info"), length / 8));
+    if (name === "HKDF") return checked(native.subtleHkdf(hash, k.raw, salt, bufferArg(field(p, "info"), "info"), length / 8));
     const iterations = Number(field(p, "iterations"));
     if (!(iterations > 0)) throw dom("OperationError", `PBKDF2 requires a positive iteration count (requested ${iterations}).`);
     if (length === 0) return new ArrayBuffer(0);
-    return checked(native.pbkdf2(hash, k.raw, salt, iterations, length / 8));
+    return checked(native.subtlePbkdf2(hash, k.raw, salt, iterations, length / 8));
   }
   // ECDH and X25519
   const pub = field(p, "public");
@@ -501,11 +501,11 @@ const digestName = (algorithm) => {
 
 class DigestStream extends WritableStream {
   constructor(algorithm) {
-    const h = native.hashNew(digestName(algorithm));
+    const h = native.digestNew(digestName(algorithm));
     const { promise, resolve, reject } = Promise.withResolvers();
     super({
-      write(chunk) { native.hashWrite(h, bufferArg(chunk, "DigestStream chunk")); },
-      close() { resolve(native.hashSum(h)); },
+      write(chunk) { native.digestWrite(h, bufferArg(chunk, "DigestStream chunk")); },
+      close() { resolve(native.digestSum(h)); },
       abort(reason) { reject(reason); },
     });
     promise.catch(() => {});

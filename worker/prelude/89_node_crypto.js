@@ -255,38 +255,10 @@ class Cipheriv {
 const ciphers = [];
 for (const bits of [128, 192, 256]) for (const mode of ["cbc", "ctr", "ecb", "gcm"]) ciphers.push(`aes-${bits}-${mode}`);
 
-// ---- KeyObject ----------------------------------------------------------------------------
-
-class KeyObject {
-  constructor(type, bytes) {
-    if (type !== "secret") throw nodeError(TypeError, "ERR_INVALID_ARG_VALUE", `The argument 'type' is invalid. Received '${type}'`);
-    Object.defineProperty(this, kKey, { value: bytes });
-    this.type = type;
-  }
-  get symmetricKeySize() { return this[kKey].length; }
-  get asymmetricKeyType() { return undefined; }
-  export(options) {
-    if (options && options.format === "jwk") {
-      return { kty: "oct", k: B().from(this[kKey]).toString("base64url") };
-    }
-    return B().from(this[kKey]);
-  }
-  equals(other) {
-    if (!(other instanceof KeyObject)) throw invalidArgType("otherKeyObject", "an instance of KeyObject", other);
-    return other[kKey].length === this[kKey].length && native.nodeTimingSafeEqual(this[kKey], other[kKey]);
-  }
-  static from(key) {
-    if (typeof CryptoKey === "undefined" || !(key instanceof CryptoKey)) throw invalidArgType("key", "an instance of CryptoKey", key);
-    throw nodeError(Error, "ERR_FEATURE_UNAVAILABLE_ON_PLATFORM", "KeyObject.from is not supported by celld");
-  }
-}
-const createSecretKey = (key, encoding) => {
-  const b = toBytes(key, "key", encoding);
-  return new KeyObject("secret", B().from(b));
-};
 const unsupported = (name) => () => {
   throw nodeError(Error, "ERR_FEATURE_UNAVAILABLE_ON_PLATFORM", `crypto.${name} is not supported by celld's node:crypto yet (use crypto.subtle)`);
 };
+const keys = internal.nodeCryptoKeys;
 
 const nodeCrypto = {
   createHash: (algorithm, options) => new Hash(algorithm),
@@ -306,18 +278,14 @@ const nodeCrypto = {
   getCurves: () => [],
   getFips: () => 0,
   setFips: () => {},
-  constants: {},
-  KeyObject, createSecretKey,
-  createPublicKey: unsupported("createPublicKey"),
-  createPrivateKey: unsupported("createPrivateKey"),
-  generateKeyPair: unsupported("generateKeyPair"),
-  generateKeyPairSync: unsupported("generateKeyPairSync"),
+  constants: keys.constants,
+  KeyObject: keys.KeyObject, createSecretKey: keys.createSecretKey,
+  createPublicKey: keys.createPublicKey, createPrivateKey: keys.createPrivateKey,
+  generateKeyPair: keys.generateKeyPair, generateKeyPairSync: keys.generateKeyPairSync,
   generateKey: unsupported("generateKey"),
   generateKeySync: unsupported("generateKeySync"),
-  createSign: unsupported("createSign"),
-  createVerify: unsupported("createVerify"),
-  sign: unsupported("sign"),
-  verify: unsupported("verify"),
+  createSign: keys.createSign, createVerify: keys.createVerify, Sign: keys.Sign, Verify: keys.Verify,
+  sign: keys.sign, verify: keys.verify,
   createECDH: unsupported("createECDH"),
   createDiffieHellman: unsupported("createDiffieHellman"),
   publicEncrypt: unsupported("publicEncrypt"),

@@ -4,6 +4,8 @@ import { Readable, Transform, Writable, pipeline } from "readable-stream";
 import { StringDecoder } from "string_decoder/lib/string_decoder.js";
 import SafeBuffer from "safe-buffer";
 import { nanoid, customAlphabet } from "nanoid";
+import jwt from "jsonwebtoken";
+import keys from "./keys.json"; // throwaway test keys and tokens made by Node 20
 import { format, addDays, differenceInCalendarDays, formatDistanceStrict, parseISO } from "date-fns";
 
 class Job extends EventEmitter {
@@ -51,6 +53,25 @@ const routes = {
     const id = nanoid();
     const hex = customAlphabet("0123456789abcdef", 10)();
     return { idOk: /^[A-Za-z0-9_-]{21}$/.test(id), hexOk: /^[0-9a-f]{10}$/.test(hex), distinct: nanoid() !== nanoid() };
+  },
+  "/jsonwebtoken": () => {
+    // HS256 over node:crypto's createHmac, jws's streams and safe-buffer.
+    const token = jwt.sign({ sub: "user-1", admin: true }, "s3cret", { algorithm: "HS256", noTimestamp: true });
+    const claims = jwt.verify(token, "s3cret");
+    let bad;
+    try { jwt.verify(token, "wrong"); } catch (e) { bad = [e.name, e.message]; }
+    return { token, claims, bad };
+  },
+  "/jsonwebtoken-rs-es": () => {
+    // RS256 and ES256 over node:crypto's createSign/createVerify and KeyObjects.
+    const rs = jwt.sign({ sub: "x" }, keys.rsaPriv, { algorithm: "RS256", noTimestamp: true });
+    const es = jwt.sign({ sub: "x" }, keys.ecPriv, { algorithm: "ES256", noTimestamp: true });
+    return {
+      rsSameAsNode: rs === keys.jwtRS,
+      verifyNodeRS: jwt.verify(keys.jwtRS, keys.rsaPub, { algorithms: ["RS256"] }),
+      verifyNodeES: jwt.verify(keys.jwtES, keys.ecPub, { algorithms: ["ES256"] }),
+      verifyOwnES: jwt.verify(es, keys.ecPub).sub,
+    };
   },
   "/date-fns": () => {
     const d = parseISO("2024-02-27T10:00:00Z");
