@@ -170,7 +170,8 @@ wait_ready() {
 			return 1
 		fi
 		code=$(curl -s -o /dev/null -w '%{http_code}' --max-time 2 "$url" 2>/dev/null || true)
-		if [[ -n $code && $code != 000 ]]; then
+		# 503: a celld node answers so until its deployment has loaded.
+		if [[ -n $code && $code != 000 && $code != 503 ]]; then
 			return 0
 		fi
 		sleep 0.1

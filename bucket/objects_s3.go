@@ -89,6 +89,10 @@ func (s *S3) PutObject(ctx context.Context, key string, r io.Reader, size int64,
 	}
 	opts := putOptions(o.Meta)
 	opts.DisableMultipart = true
+	// The payload goes unsigned: signing it would read it twice (once to
+	// hash it, once to send it). The ETag the store answers with is the
+	// MD5 of what it received, for a caller that wants to check.
+	opts.DisableContentSha256 = true
 	switch o.Cond.Kind {
 	case CondNone:
 	case CondIfAbsent:
@@ -270,7 +274,7 @@ func (s *S3) UploadPart(ctx context.Context, key, uploadID string, n int, r io.R
 		return "", fmt.Errorf("upload part %d of %s: %w: part numbers run 1..%d", n, key, ErrInvalidPart, MaxParts)
 	}
 	p, err := s.writer().PutObjectPart(ctx, s.bucket, s.prefix+key, uploadID, n, bodyOf(r, size), size,
-		minio.PutObjectPartOptions{})
+		minio.PutObjectPartOptions{DisableContentSha256: true}) // unsigned, as PutObject
 	if err != nil {
 		return "", fmt.Errorf("upload part %d of %s: %w", n, key, s3objErr(OpWrite, err))
 	}

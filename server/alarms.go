@@ -25,9 +25,17 @@ import (
 const alarmResidentWindow = time.Hour
 
 // residentAlarm is a resident's alarm timer and wake hints.
+//
+// The seam is not Durable-Object specific: whatever runs on a cell (a
+// built-in kind such as a future cron cell) can arm an alarm by
+// committing cell.DB.SetAlarm on the cell's goroutine and passing the
+// result to resident.onAlarm, and gets the timer, the wake entry, the
+// output-gate wait and the waker's wake-up by setting run (see
+// alarmHooks) to what firing means for it.
 type residentAlarm struct {
 	hints *wake.Cell // nil without a publisher
 	fire  func()     // runs the alarm (objects.fireAlarm)
+	run   alarmRun   // fires the cell's alarm once, if due
 
 	mu      sync.Mutex
 	timer   *time.Timer
@@ -37,12 +45,29 @@ type residentAlarm struct {
 	stopped bool
 }
 
-// objectOptions are the hooks a resident's object runs with.
-func (o *objects) objectOptions(r *resident) worker.ObjectOptions {
+// alarmRun fires a cell's alarm if it is due (the cell reads its alarm
+// from its own database), and reports what happened.
+type alarmRun func(ctx context.Context) (worker.AlarmResult, error)
+
+// alarmHooks connects r's alarm to this node: wake entries, and run as
+// what the timer calls.
+func (o *objects) alarmHooks(r *resident, run alarmRun) {
 	if o.wake != nil {
 		r.alarm.hints = o.wake.Cell(r.cell, r.hc.Epoch())
 	}
+	r.alarm.run = run
 	r.alarm.fire = func() { o.fireAlarm(r) }
+}
+
+// objectOptions are the hooks a resident Durable Object runs with; its
+// alarm runs as an event of the object (worker.Object.Alarm).
+func (o *objects) objectOptions(r *resident) worker.ObjectOptions {
+	o.alarmHooks(r, func(ctx context.Context) (worker.AlarmResult, error) {
+		if r.obj == nil {
+			return worker.AlarmResult{}, worker.ErrObjectClosed
+		}
+		return r.obj.Alarm(ctx)
+	})
 	return worker.ObjectOptions{OnAlarm: r.onAlarm}
 }
 
@@ -140,7 +165,7 @@ func (o *objects) fireAlarm(r *resident) {
 	o.mu.Lock()
 	cur := o.residents[r.cell]
 	o.mu.Unlock()
-	if cur != r || r.obj == nil {
+	if cur != r || r.alarm.run == nil {
 		return
 	}
 	r.inflight.Add(1)
@@ -149,7 +174,7 @@ func (o *objects) fireAlarm(r *resident) {
 	defer cancel()
 	o.alarmsFired.Add(1)
 	_, due := r.armed()
-	res, err := r.obj.Alarm(ctx)
+	res, err := r.alarm.run(ctx)
 	if err == nil && res.Ran {
 		o.noteLateness(res.Started.Sub(time.UnixMilli(due)))
 	}

@@ -34,9 +34,22 @@ type apps struct {
 	// load (the previous one keeps serving).
 	onLoadError func(version string, err error)
 
-	mu     sync.Mutex
-	cur    *app
-	failed string // ETag of the current.json whose deployment failed to load
+	mu            sync.Mutex
+	cur           *app
+	failed        string // ETag of the current.json whose deployment failed to load
+	failedVersion string // its version, and why (shown by /state)
+	failedErr     string
+}
+
+// loaded names the loaded version ("" when none) and the version that
+// failed to load with its error, if the last attempt failed.
+func (a *apps) loaded() (version, failedVersion, failedErr string) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.cur != nil {
+		version = a.cur.dep.Manifest.ScriptName + "@" + a.cur.dep.Manifest.Version
+	}
+	return version, a.failedVersion, a.failedErr
 }
 
 // current returns the live app, or nil when nothing is deployed.
@@ -79,6 +92,7 @@ func (a *apps) refresh(ctx context.Context) error {
 		if a.current() != nil && !errors.Is(err, bucket.ErrUnavailable) {
 			a.mu.Lock()
 			a.failed = obj.ETag
+			a.failedVersion, a.failedErr = dep.Manifest.Version, err.Error()
 			a.mu.Unlock()
 			if a.onLoadError != nil {
 				a.onLoadError(dep.Manifest.Version, err)
@@ -89,6 +103,7 @@ func (a *apps) refresh(ctx context.Context) error {
 	a.mu.Lock()
 	prev := a.cur
 	a.cur = next
+	a.failedVersion, a.failedErr = "", ""
 	a.mu.Unlock()
 	a.log.Info("deployment loaded", "worker", dep.Manifest.ScriptName, "version", dep.Manifest.Version)
 	if prev != nil {

@@ -250,6 +250,7 @@ func (n *node) state() api.State {
 		UptimeMS: time.Since(n.started).Milliseconds(), LeaseExpiresMS: fn.Expires().UnixMilli(), NowMS: o.now().UnixMilli(),
 	}
 	o.alarmState(&st)
+	st.Deployment, st.LoadFailed, st.LoadError = n.apps.loaded()
 	if o.drain.active.Load() {
 		st.Draining, st.Health, st.Mode = true, "draining", "handoff"
 		if o.drain.preserve {

@@ -96,9 +96,12 @@ func (s *node) serveWorker(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if resp.Uncaught && resp.Unavailable != nil {
-		// The handler threw after this node refused to activate a cell it
-		// called (CELLD_MAX_RESIDENT_CELLS): a refusal, not a script error.
-		s.log.Info("worker threw after a refused activation; answered 503", "url", req.URL, "err", resp.Unavailable)
+		// The handler threw after a cell it called could not be served
+		// (this node refused to activate it, its restore failed, it was
+		// moving or its owner gone and not yet taken over): a refusal, not
+		// a script error. The cell's unavailability is logged where it is
+		// found, once per change (unavailable.go).
+		s.log.Debug("worker threw after a cell it called was unavailable; answered 503", "url", req.URL, "err", resp.Unavailable)
 		w.Header().Set("Retry-After", "1")
 		http.Error(w, "celld: "+resp.Unavailable.Error()+"; retry", http.StatusServiceUnavailable)
 		return

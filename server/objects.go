@@ -62,8 +62,9 @@ type objects struct {
 	wake        *wake.Publisher // wake entries of alarms (nil: none)
 	waker       *wake.Waker
 	alarmsFired atomic.Int64
-	late        lateness // alarms.go
-	ws          wsCount  // client WebSockets (websocket.go)
+	late        lateness       // alarms.go
+	unavailable unavailableLog // unavailable.go
+	ws          wsCount        // client WebSockets (websocket.go)
 
 	changeMu sync.Mutex
 	changed  chan struct{} // closed (and replaced) when a resident's load or the resident set changes
@@ -271,12 +272,20 @@ func (o *objects) activate(ctx context.Context, ap *app, name, class, id string)
 	path := filepath.Join(o.stateDir, class, id+".sqlite")
 	hc, err := o.host.Open(ctx, name, path, host.OpenOptions{Prefetch: !elsewhere})
 	if err != nil {
-		return nil, fmt.Errorf("activate %s: %w", name, err)
+		if ctx.Err() != nil {
+			return nil, fmt.Errorf("activate %s: %w", name, err)
+		}
+		// The cell cannot be served right now (its history does not
+		// restore, the store refuses, the claim lost a race): the caller's
+		// request is answered 503, and this is logged once per change.
+		o.logUnavailable(name, err)
+		return nil, fmt.Errorf("activate %s: %w: %w", name, worker.ErrUnavailable, err)
 	}
 	r, err := o.start(ap, k.Handler, class, id, hc)
 	if err != nil {
 		return nil, fmt.Errorf("activate %s: %w", name, err)
 	}
+	o.served(name)
 	o.log.Debug("cell activated", "cell", name, "epoch", hc.Epoch())
 	return r, nil
 }

@@ -164,6 +164,15 @@ func TestModel_View(t *testing.T) {
 		{"one_node_never_answered", []tea.Msg{size, ObservationMsg(Observation{AtMS: t0, Static: true,
 			Nodes: []NodeObservation{{Addr: "127.0.0.1:7109", Err: refused("127.0.0.1:7109")}}}), key("enter")}},
 		{"narrow", []tea.Msg{tea.WindowSizeMsg{Width: 60, Height: 20}, ObservationMsg(bDraining(t0, 3)), key("enter")}},
+		{"load_failed_details", []tea.Msg{size, ObservationMsg(func() Observation {
+			o := normalFleet(t0)
+			for i := range o.Nodes {
+				o.Nodes[i].State.Deployment = "shop@4f1c2a9e0b7d3e11"
+			}
+			b := o.Nodes[1].State
+			b.LoadFailed, b.LoadError = "9a8b7c6d5e4f3a21", "start shop version 9a8b7c6d5e4f3a21: evaluate script shop/index.js: ReferenceError: cfg is not defined"
+			return o
+		}()), key("j"), key("enter")}},
 		{"short_details", []tea.Msg{tea.WindowSizeMsg{Width: 140, Height: 16}, ObservationMsg(func() Observation {
 			o := normalFleet(t0)
 			for i := range 12 {

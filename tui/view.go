@@ -263,6 +263,12 @@ func (st styles) detail(s Snapshot, r NodeRow, width, budget int) []string {
 	title += fmt.Sprintf(" · session %s · version %s · up %s · rss %s · heap %s", orQ(n.Session), orQ(n.Version),
 		fmtMS(n.UptimeMS), fmtBytes(n.RSSBytes), fmtBytes(n.HeapBytes))
 	out := []string{st.title.Render(title)}
+	if n.Deployment != "" {
+		out = append(out, "serving "+n.Deployment)
+	}
+	if n.LoadFailed != "" {
+		out = append(out, st.warn.Render(fmt.Sprintf("✘ version %s did not load (still serving the previous one): %s", n.LoadFailed, n.LoadError)))
+	}
 	if !r.Status.Answering() {
 		out = append(out, st.faint.Render("as of the "+lastAnswer(s, r)))
 	}

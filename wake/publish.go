@@ -90,6 +90,11 @@ func (c *Cell) Report(a Alarm) {
 		c.retire = a.Seq > 0 // restored from history: older epochs may have entries
 		c.pub = 0
 	}
+	if !a.Set && !c.running {
+		// Nothing to publish, and nothing earlier still on its way out:
+		// outputs need not wait (retiring older epochs goes on behind).
+		c.pub = a.Seq
+	}
 	c.reported = true
 	c.want = a
 	if a.Set != c.counted {
@@ -100,10 +105,12 @@ func (c *Cell) Report(a Alarm) {
 			c.p.armed.Add(-1)
 		}
 	}
-	if !c.running {
+	if !c.running && (c.pub < a.Seq || c.retire) {
 		c.running = true
 		go c.publish()
 	}
+	close(c.changed)
+	c.changed = make(chan struct{})
 }
 
 // Armed is the alarm last reported.

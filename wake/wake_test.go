@@ -151,6 +151,17 @@ func TestWakerTick(t *testing.T) {
 	if err := w2.Tick(ctx); err != nil || w2.Stats().Holder {
 		t.Fatalf("second waker took a held role: %v", err)
 	}
+	// Once the holder resigns (it drains), the other takes the role at its
+	// next tick, and the resigned one never claims it again.
+	if err := w.Resign(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := w2.Tick(ctx); err != nil || !w2.Stats().Holder {
+		t.Fatalf("role not taken after the holder resigned: %v", err)
+	}
+	if err := w.Tick(ctx); err != nil || w.Stats().Holder {
+		t.Fatalf("a resigned waker claimed the role again: %v", err)
+	}
 }
 
 // BenchmarkWakerTick100kFuture: the waker's cost per tick with 100,000

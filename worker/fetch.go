@@ -94,7 +94,7 @@ func (iso *isolate) startFetch(req *Request, href string, ch chan<- fetchResult,
 			iso.reportException("build request", err)
 			jsReq = nil
 		} else {
-			iso.reportException("uncaught exception in fetch handler", thrownOr(err))
+			iso.reportUncaught(scope, thrownOr(err))
 		}
 		resp := internalError()
 		resp.Exception = exceptionText(thrownOr(err))
@@ -103,7 +103,7 @@ func (iso *isolate) startFetch(req *Request, href string, ch chan<- fetchResult,
 	}
 	iso.response(res, func(resp *Response, exception goja.Value) {
 		if resp == nil {
-			iso.reportException("uncaught exception in fetch handler", exception)
+			iso.reportUncaught(scope, exception)
 			resp = internalError()
 			resp.Exception = exceptionText(exception)
 		}
@@ -433,4 +433,16 @@ func (iso *isolate) toResponse(v goja.Value) (*Response, error) {
 		resp.Body = []byte{}
 	}
 	return resp, nil
+}
+
+// reportUncaught logs a fetch handler's uncaught exception, unless it
+// followed a refusal of a cell the request called (the cell is moving, its
+// owner is gone, its restore fails, the node is full): the host answers
+// that 503 and logs the refusal once per cell, not a stack per request.
+func (iso *isolate) reportUncaught(scope *eventScope, exception any) {
+	if scope != nil && scope.unavailable != nil {
+		iso.log.Debug("fetch handler threw after a cell it called was unavailable", "refusal", scope.unavailable)
+		return
+	}
+	iso.reportException("uncaught exception in fetch handler", exception)
 }

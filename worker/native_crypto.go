@@ -1,6 +1,7 @@
 package worker
 
 import (
+	"bytes"
 	"crypto/aes"
 	"crypto/cipher"
 	"crypto/hmac"
@@ -86,6 +87,22 @@ func registerCryptoNatives(set func(string, nativeFunc)) {
 		}
 		m := hmac.New(h, iso.bytesArg(call.Argument(1)))
 		m.Write(iso.bytesArg(call.Argument(2)))
+		return buffer(iso.vm, m.Sum(nil))
+	})
+	// keyedHmac(hashName, key) -> an HMAC keyed once, for a CryptoKey to
+	// reuse (macSum), so that a sign does not redo the key's padding.
+	set("keyedHmac", func(iso *isolate, call goja.FunctionCall) goja.Value {
+		h := hashFor(call.Argument(0).String())
+		if h == nil {
+			return goja.Null()
+		}
+		return iso.vm.ToValue(hmac.New(h, bytes.Clone(iso.bytesArg(call.Argument(1)))))
+	})
+	// macSum(keyedHmac, data) -> ArrayBuffer
+	set("macSum", func(iso *isolate, call goja.FunctionCall) goja.Value {
+		m, _ := call.Argument(0).Export().(hash.Hash)
+		m.Reset()
+		m.Write(iso.bytesArg(call.Argument(1)))
 		return buffer(iso.vm, m.Sum(nil))
 	})
 	set("timingSafeEqual", func(iso *isolate, call goja.FunctionCall) goja.Value {

@@ -7,6 +7,7 @@ import (
 	"compress/zlib"
 	"errors"
 	"io"
+	"runtime"
 
 	"github.com/dop251/goja"
 )
@@ -14,14 +15,13 @@ import (
 // node:zlib on Go's compress packages (prelude/88_node_zlib.js). Kinds:
 // deflate, inflate, gzip, gunzip, deflateRaw, inflateRaw, unzip.
 
-// zlibStream is one compressor or decompressor of a zlib stream object.
-// A compressor hands out its output as it is produced; a decompressor
-// collects its input and inflates it at the end.
+// zlibStream is one compressor or decompressor of a zlib stream object;
+// each hands out its output as it is produced.
 type zlibStream struct {
 	kind string
 	out  bytes.Buffer
 	w    io.WriteCloser // compressors
-	in   bytes.Buffer   // decompressors
+	inf  *inflater      // decompressors (native_inflate.go)
 }
 
 func isCompressor(kind string) bool {
@@ -126,6 +126,16 @@ func registerZlibNatives(set func(string, nativeFunc)) {
 				return goja.Null()
 			}
 			z.w = w
+		} else {
+			switch z.kind {
+			case "inflate", "gunzip", "inflateRaw", "unzip":
+			default:
+				return goja.Null()
+			}
+			z.inf = newInflater(z.kind)
+			// A stream the script drops without ending it must not keep its
+			// goroutine waiting for input forever.
+			runtime.AddCleanup(z, (*inflater).close, z.inf)
 		}
 		return iso.vm.ToValue(z)
 	})
@@ -136,9 +146,8 @@ func registerZlibNatives(set func(string, nativeFunc)) {
 			return goja.Null()
 		}
 		data := iso.bytesArg(call.Argument(1))
-		if z.w == nil {
-			z.in.Write(data)
-			return ab(iso.vm, nil)
+		if z.inf != nil {
+			return ab(iso.vm, z.inf.write(data))
 		}
 		z.w.Write(data)
 		if call.Argument(2).ToBoolean() {
@@ -156,9 +165,8 @@ func registerZlibNatives(set func(string, nativeFunc)) {
 		if z == nil {
 			return iso.vm.ToValue("kind")
 		}
-		if z.w == nil {
-			out, code := inflate(z.kind, z.in.Bytes())
-			z.in.Reset()
+		if z.inf != nil {
+			out, code := z.inf.end()
 			if code != "" {
 				return iso.vm.ToValue(code)
 			}

@@ -239,3 +239,27 @@ func TestNode_SignVerify(t *testing.T) {
   ];`, []any{true, true, true, false, true, true, true, true, true, true,
 		[]any{"private", "rsa", 2048.0, "public", "prime256v1"}, true, true, true, "Error"})
 }
+
+// A decompressing stream hands out output as its input arrives, before
+// end(), and fails with Node's error when the data is corrupt.
+func TestNode_ZlibStreamIncremental(t *testing.T) {
+	nodeCheck(t, `
+  const zlib = require("node:zlib");
+  const text = "line of text that compresses\n".repeat(4000);
+  const packed = zlib.gzipSync(text);
+  const gunzip = zlib.createGunzip();
+  const got = [];
+  gunzip.on("data", (c) => got.push(c));
+  const done = new Promise((res, rej) => { gunzip.on("end", res); gunzip.on("error", rej); });
+  gunzip.write(packed.subarray(0, packed.length >> 1));
+  await new Promise((r) => setTimeout(r, 5));
+  const beforeEnd = Buffer.concat(got).length;
+  gunzip.end(packed.subarray(packed.length >> 1));
+  await done;
+  const all = Buffer.concat(got).toString();
+  const bad = zlib.createInflate();
+  const err = await new Promise((res) => { bad.on("error", (e) => res(e.message)); bad.on("end", () => res("ended")); bad.resume(); bad.end(Buffer.from("definitely not zlib")); });
+  const dropped = zlib.createInflateRaw();
+  dropped.write(zlib.deflateRawSync("abandoned"));
+  return [beforeEnd > 0 && beforeEnd < text.length, all === text, err];`, []any{true, true, "incorrect header check"})
+}

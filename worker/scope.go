@@ -115,9 +115,12 @@ func (iso *isolate) enter(s *eventScope) (leave func()) {
 }
 
 // noteRefusal records err in scope s (the scope of the code that made the
-// call) if it is a refusal worth retrying.
+// call) if it is a refusal worth retrying: the host refused the cell
+// (ErrUnavailable: full, restore failing, the store unavailable) or the
+// cell was closed under the call (ErrObjectClosed: moving, its owner gone
+// and not yet taken over, a drain).
 func (s *eventScope) noteRefusal(err error) {
-	if s != nil && s.unavailable == nil && errors.Is(err, ErrUnavailable) {
+	if s != nil && s.unavailable == nil && (errors.Is(err, ErrUnavailable) || errors.Is(err, ErrObjectClosed)) {
 		s.unavailable = err
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -118,5 +119,98 @@ func TestFleet_AlarmsFireOnceAfterOwnerKilled(t *testing.T) {
 		if st := read(i); len(st.Fires) != 1 {
 			t.Errorf("t%d fired %d times after a further wait, want once", i, len(st.Fires))
 		}
+	}
+}
+
+// TestFleet_AlarmDueDuringDrainRunsOnSuccessor: node A owns cells with
+// alarms a few seconds ahead and drains (SIGTERM) before they are due: it
+// releases the cells and resigns the waker role, B's waker claims the
+// role and wakes the released cells, and each alarm runs exactly once, on
+// B, on time.
+func TestFleet_AlarmDueDuringDrainRunsOnSuccessor(t *testing.T) {
+	if testing.Short() {
+		t.Skip("process test")
+	}
+	bin := buildCelld(t)
+	srv := miniotest.Shared(t)
+	bucketName := srv.NewBucket(t)
+	const tick = 500 * time.Millisecond
+	tickEnv := fmt.Sprintf("CELLD_WAKER_TICK_MS=%d", tick.Milliseconds())
+	a := startFleetNode(t, bin, srv, bucketName, "a", t.TempDir(), tickEnv)
+	deployAlarms(t, bin, srv, bucketName)
+	b := startFleetNode(t, bin, srv, bucketName, "b", t.TempDir(), tickEnv)
+	const cells = 6
+	due := time.Now().Add(6 * time.Second).UnixMilli()
+	c := freshClient(10 * time.Second)
+	deadline := time.Now().Add(20 * time.Second)
+	for i := range cells {
+		for {
+			r := fetch(c, fmt.Sprintf("%s/arm?name=d%d&at=%d", a.public, i, due))
+			if r.err == nil && r.status == 200 {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("arm d%d: %v", i, r)
+			}
+			time.Sleep(200 * time.Millisecond) // the deployment is not loaded yet
+		}
+	}
+	if time.Now().UnixMilli() >= due-500 {
+		t.Fatal("arming took too long; the alarms are already due")
+	}
+	a.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-a.done:
+	case <-time.After(30 * time.Second):
+		t.Fatalf("A did not exit after SIGTERM\n%s", a.stderr)
+	}
+	// Released cells need no lease wait: B's waker claims the resigned
+	// role at its next tick and wakes them at the tick after.
+	latest := time.UnixMilli(due).Add(3*tick + 3*time.Second)
+	time.Sleep(time.Until(latest))
+	for i := range cells {
+		r := fetch(c, fmt.Sprintf("%s/status?name=d%d", b.public, i))
+		var st alarmStatus
+		if r.err != nil || r.status != 200 || json.Unmarshal([]byte(r.body), &st) != nil {
+			t.Fatalf("status d%d: %v", i, r)
+		}
+		if len(st.Fires) != 1 || st.Pending != nil {
+			t.Errorf("d%d: %+v, want one run and nothing pending\n%s", i, st, b.stderr)
+			continue
+		}
+		t.Logf("d%d ran %d ms after it was due", i, st.Fires[0].At-due)
+	}
+}
+
+// TestDev_AlarmsFire: celld dev fires a Durable Object's alarm locally.
+func TestDev_AlarmsFire(t *testing.T) {
+	bin := buildCelld(t)
+	dir := t.TempDir()
+	copyDir(t, "testdata/alarms", dir)
+	addr := freePort(t)
+	base := "http://" + addr
+	p := startDev(t, bin, dir, addr)
+	defer p.stop(t)
+	due := time.Now().Add(time.Second).UnixMilli()
+	if got := get(t, fmt.Sprintf("%s/arm?name=x&at=%d", base, due)); !strings.Contains(got, fmt.Sprint(due)) {
+		t.Fatalf("arm: %q", got)
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		var st alarmStatus
+		body := get(t, base+"/status?name=x")
+		if err := json.Unmarshal([]byte(body), &st); err != nil {
+			t.Fatalf("status %q: %v", body, err)
+		}
+		if len(st.Fires) == 1 && st.Pending == nil {
+			if at := st.Fires[0].At; at < due {
+				t.Fatalf("fired at %d, before it was due (%d)", at, due)
+			}
+			return
+		}
+		if len(st.Fires) > 1 || time.Now().After(deadline) {
+			t.Fatalf("status %+v", st)
+		}
+		time.Sleep(200 * time.Millisecond)
 	}
 }

@@ -10,6 +10,12 @@ type State struct {
 	Session   string `json:"session"`
 	Version   string `json:"version"`
 	Advertise string `json:"advertise"`
+	// Deployment is the Worker version this node serves ("script@version";
+	// "" before one loads). LoadFailed names a newer version it could not
+	// load (it keeps serving Deployment), with the reason in LoadError.
+	Deployment string `json:"deployment"`
+	LoadFailed string `json:"load_failed,omitempty"`
+	LoadError  string `json:"load_error,omitempty"`
 	// Health is "ok", "draining" or "fenced".
 	Health   string `json:"health"`
 	Draining bool   `json:"draining"`

@@ -348,7 +348,8 @@ function signOrVerify(verify, algorithm, key, signature, data) {
   const name = k.algorithm.name;
   const bytes = bufferArg(data, "data");
   if (name === "HMAC") {
-    const mac = native.hmac(k.algorithm.hash.name, k.raw, bytes);
+    if (!k.mac) k.mac = native.keyedHmac(k.algorithm.hash.name, k.raw);
+    const mac = native.macSum(k.mac, bytes);
     return verify ? mac.byteLength === signature.byteLength && native.timingSafeEqual(new Uint8Array(mac), signature) : mac;
   }
   let hash = k.algorithm.hash?.name ?? "";
