@@ -419,3 +419,23 @@ func TestWebSocket_ThroughDevRequestLog(t *testing.T) {
 		t.Fatal("the upgrade was not logged")
 	}
 }
+
+// TestWebSocket_HibernatesAfterTheLastHandshake: an object whose last
+// event was a handshake hibernates once the socket is attached, with no
+// later event to prompt it.
+func TestWebSocket_HibernatesAfterTheLastHandshake(t *testing.T) {
+	n := startWSNode(t, func(o *Options) { o.Hibernate = 200 * time.Millisecond })
+	c := dialWS(t, wsURL(n.public, "/room/quiet?who=q"))
+	readText(t, c)
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		st := nodeState(t, n)
+		if st.Counters.Hibernating == 1 && st.Counters.WebSockets == 1 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the object did not hibernate after its last handshake: %+v", st.Counters)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}

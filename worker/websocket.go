@@ -105,6 +105,7 @@ type Socket struct {
 	queued     int              // bytes in out
 	overflow   bool             // past maxQueued: the connection is being dropped
 	expire     *time.Timer      // ends the socket if no transport is attached in time
+	onAttach   func()           // called once the transport is attached
 }
 
 // openSockets counts the process's Sockets with a transport attached.
@@ -160,6 +161,9 @@ func (s *Socket) Attach(t Transport) {
 	}
 	s.kick()
 	s.mu.Unlock()
+	if s.onAttach != nil {
+		s.onAttach()
+	}
 	go s.read()
 }
 
