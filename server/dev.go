@@ -1,7 +1,9 @@
 package server
 
 import (
+	"bufio"
 	"html"
+	"net"
 	"net/http"
 	"time"
 )
@@ -43,6 +45,12 @@ func (w *statusWriter) Flush() {
 	if f, ok := w.ResponseWriter.(http.Flusher); ok {
 		f.Flush()
 	}
+}
+
+// Hijack hands the connection over (a WebSocket upgrade), logged as 101.
+func (w *statusWriter) Hijack() (net.Conn, *bufio.ReadWriter, error) {
+	w.status, w.wrote = http.StatusSwitchingProtocols, true
+	return http.NewResponseController(w.ResponseWriter).Hijack()
 }
 
 // Unwrap lets http.ResponseController reach the connection.

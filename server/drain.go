@@ -341,6 +341,7 @@ func (n *node) drainAndStop(pub, internal *http.Server, preserve bool) error {
 		n.log.Warn("drain incomplete", "err", err)
 	}
 	n.log.Info("drained", "node", n.opts.Node, "mode", mode, "released", o.drain.released.Load(), "took", time.Since(o.drain.started).Round(time.Millisecond))
+	o.ws.shutdownAll(later(deadline, time.Now().Add(100*time.Millisecond))) // websocket.go
 	// In-flight requests that touch no cell get what is left of the
 	// deadline (at least a moment).
 	sctx, cancel := context.WithDeadline(context.Background(), later(deadline, time.Now().Add(100*time.Millisecond)))

@@ -327,3 +327,30 @@ func TestWebSocket_NodeCap(t *testing.T) {
 		t.Fatalf("refusal: %q", b)
 	}
 }
+
+// TestWebSocket_IngressDrainClosesTunnels: a drain of the node a tunnel
+// enters by closes it with one Close, 1012, and the drain then ends.
+func TestWebSocket_IngressDrainClosesTunnels(t *testing.T) {
+	store, err := bucket.NewFile(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	deployProject(t, store, wsProject)
+	a := startNode(t, store, "owner-a")
+	if all, _, _ := roomCount(t, a, "t3"); all != 0 {
+		t.Fatalf("fresh room has %d sockets", all)
+	}
+	b := startDrainNode(t, store, "ingress-b", nil)
+	w := dialRaw(t, b.public, "/room/t3?who=q")
+	if got := w.readText(t); got != "welcome q" {
+		t.Fatalf("welcome: %q", got)
+	}
+	b.shutdown(t, "")
+	closes, _ := w.closes(t, true)
+	if len(closes) != 1 || !strings.HasPrefix(closes[0], "1012 ") {
+		t.Fatalf("close frames %q, want exactly one 1012", closes)
+	}
+	if err := b.wait(t, 20*time.Second); err != nil {
+		t.Fatalf("drain: %v", err)
+	}
+}

@@ -1,10 +1,13 @@
 package server
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"strings"
+	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/celldgo/celld/worker"
 )
@@ -19,6 +22,47 @@ import (
 type wsCount struct {
 	max  int // 0: no limit
 	open atomic.Int64
+
+	mu    sync.Mutex
+	socks map[*worker.Socket]struct{} // attached client sockets
+}
+
+// track records an attached client socket until it ends.
+func (c *wsCount) track(s *worker.Socket) {
+	c.mu.Lock()
+	if c.socks == nil {
+		c.socks = map[*worker.Socket]struct{}{}
+	}
+	c.socks[s] = struct{}{}
+	c.mu.Unlock()
+	s.OnEnd(func() {
+		c.mu.Lock()
+		delete(c.socks, s)
+		c.mu.Unlock()
+	})
+}
+
+// shutdownAll closes the client sockets still open at the end of a drain
+// (tunnels to sockets owned elsewhere, a Worker's own) with 1012, and
+// waits for them until the deadline. A tunnel whose owner's Close has
+// crossed sends nothing more.
+func (c *wsCount) shutdownAll(deadline time.Time) {
+	c.mu.Lock()
+	socks := make([]*worker.Socket, 0, len(c.socks))
+	for s := range c.socks {
+		socks = append(socks, s)
+	}
+	c.mu.Unlock()
+	if len(socks) == 0 {
+		return
+	}
+	ctx, cancel := context.WithDeadline(context.Background(), deadline)
+	defer cancel()
+	var wg sync.WaitGroup
+	for _, s := range socks {
+		wg.Go(func() { s.Shutdown(ctx, 1012, "celld: this node is shutting down; reconnect") })
+	}
+	wg.Wait()
 }
 
 // isUpgrade reports whether r asks for a WebSocket.
@@ -80,6 +124,7 @@ func (s *node) serveWebSocket(w http.ResponseWriter, r *http.Request, resp *work
 		return
 	}
 	sock.OnEnd(func() { c.open.Add(-1) })
+	c.track(sock)
 	sock.Attach(worker.NewTransport(conn))
 }
 

@@ -16,6 +16,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"runtime/debug"
+	"runtime/pprof"
 	"sort"
 	"strconv"
 	"strings"
@@ -139,11 +140,25 @@ func BenchmarkHibernatedSockets(b *testing.B) {
 	defer c.Close()
 	fmt.Fprintln(stdin, "RECV")
 	waitLine("ARMED")
+	if f := os.Getenv("CELLD_WSBENCH_CPUPROF"); f != "" {
+		out, err := os.Create(f)
+		if err != nil {
+			b.Fatal(err)
+		}
+		pprof.StartCPUProfile(out)
+		defer func() { pprof.StopCPUProfile(); out.Close() }()
+	}
+	cpu0 := cpuTime()
 	sent := time.Now()
 	c.WriteMessage(websocket.TextMessage, []byte("broadcast:hello"))
 	done, _ := strconv.ParseInt(waitLine("GOT"), 10, 64)
+	if os.Getenv("CELLD_WSBENCH_CPUPROF") != "" {
+		pprof.StopCPUProfile()
+	}
 	broadcast := time.Unix(0, done).Sub(sent)
+	bcpu := cpuTime() - cpu0
 	b.ReportMetric(float64(broadcast.Microseconds())/1000, "broadcast-ms")
+	b.ReportMetric(float64(bcpu.Microseconds())/1000, "broadcast-node-cpu-ms")
 	if _, m, err := c.ReadMessage(); err != nil || string(m) != "hello" {
 		b.Fatalf("own copy of the broadcast: %q %v", m, err)
 	}
@@ -160,8 +175,8 @@ func BenchmarkHibernatedSockets(b *testing.B) {
 	peer50, peer99 := echoRTT(b, cp, 1000)
 	b.ReportMetric(peer50, "peer-echo-p50-us")
 	b.ReportMetric(peer99, "peer-echo-p99-us")
-	fmt.Fprintf(os.Stderr, "%d hibernated sockets: connected in %v; %.0f B heap + %.0f B stack per socket (%.2f goroutines); broadcast %v; echo p50 %.0f µs p99 %.0f µs; through a peer p50 %.0f µs p99 %.0f µs (%.1fx)\n",
-		benchSockets, connect.Round(time.Millisecond), heap, stack, float64(g1-g0)/benchSockets, broadcast.Round(time.Millisecond),
+	fmt.Fprintf(os.Stderr, "%d hibernated sockets: connected in %v; %.0f B heap + %.0f B stack per socket (%.2f goroutines); broadcast %v (node CPU %v); echo p50 %.0f µs p99 %.0f µs; through a peer p50 %.0f µs p99 %.0f µs (%.1fx)\n",
+		benchSockets, connect.Round(time.Millisecond), heap, stack, float64(g1-g0)/benchSockets, broadcast.Round(time.Millisecond), bcpu.Round(time.Millisecond),
 		local50, local99, peer50, peer99, peer50/local50)
 	fmt.Fprintln(stdin, "QUIT")
 	child.Wait()

@@ -393,3 +393,49 @@ func TestWebSocket_ErrorsAndLimits(t *testing.T) {
 		t.Fatalf("compressed echo: %d bytes, %v", len(got), err)
 	}
 }
+
+// TestWebSocket_ThroughDevRequestLog: celld dev's request log wraps the
+// response writer; an upgrade still goes through and is logged as 101.
+func TestWebSocket_ThroughDevRequestLog(t *testing.T) {
+	logged := make(chan int, 8)
+	n := startWSNode(t, func(o *Options) {
+		o.Dev = &DevOptions{RequestLog: func(method, path string, status int, took time.Duration) {
+			if path == "/echo" {
+				logged <- status
+			}
+		}}
+	})
+	c := dialWS(t, wsURL(n.public, "/echo"))
+	c.WriteMessage(websocket.TextMessage, []byte("dev"))
+	if got := readText(t, c); got != "echo dev" {
+		t.Fatalf("echo: %q", got)
+	}
+	select {
+	case status := <-logged:
+		if status != http.StatusSwitchingProtocols {
+			t.Fatalf("logged %d, want 101", status)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the upgrade was not logged")
+	}
+}
+
+// TestWebSocket_HibernatesAfterTheLastHandshake: an object whose last
+// event was a handshake hibernates once the socket is attached, with no
+// later event to prompt it.
+func TestWebSocket_HibernatesAfterTheLastHandshake(t *testing.T) {
+	n := startWSNode(t, func(o *Options) { o.Hibernate = 200 * time.Millisecond })
+	c := dialWS(t, wsURL(n.public, "/room/quiet?who=q"))
+	readText(t, c)
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		st := nodeState(t, n)
+		if st.Counters.Hibernating == 1 && st.Counters.WebSockets == 1 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the object did not hibernate after its last handshake: %+v", st.Counters)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}

@@ -126,9 +126,23 @@ func (o *Object) hibernatable(ws goja.Value) *Socket {
 		rec.autoTS = time.Now()
 		return []byte(o.auto[1]), true
 	}
+	// The object may have gone quiet while this socket's 101 was on its
+	// way, and an unattached socket keeps it from hibernating: once it is
+	// attached, the loop looks again.
+	s.onAttach = o.poke
 	o.trackSocket(s, rec)
 	o.iso.wrapSocket(s, ws)
 	return s
+}
+
+// poke makes the object's loop take a turn (and so count towards
+// hibernation again) without waiting for room in its queue: a full queue
+// means it takes turns anyway.
+func (o *Object) poke() {
+	select {
+	case o.iso.tasks <- func() {}:
+	default:
+	}
 }
 
 // wrapSocket remembers the JavaScript object of a socket in this VM.

@@ -104,6 +104,8 @@ type Socket struct {
 	aborted    bool             // drop the connection once attached
 	queued     int              // bytes in out
 	overflow   bool             // past maxQueued: the connection is being dropped
+	expire     *time.Timer      // ends the socket if no transport is attached in time
+	onAttach   func()           // called once the transport is attached
 }
 
 // openSockets counts the process's Sockets with a transport attached.
@@ -113,7 +115,23 @@ var openSockets atomic.Int64
 // is attached and not yet finished.
 func OpenSockets() int { return int(openSockets.Load()) }
 
-func newSocket(sink func(wsEvent)) *Socket { return &Socket{sink: sink} }
+// attachWithin bounds how long a socket waits for its transport: a 101
+// that never reached a client (the client left, the Worker answered
+// something else) must not keep its object awake and resident forever.
+var attachWithin = 60 * time.Second
+
+func newSocket(sink func(wsEvent)) *Socket {
+	s := &Socket{sink: sink}
+	s.expire = time.AfterFunc(attachWithin, func() {
+		s.mu.Lock()
+		orphan := s.t == nil
+		s.mu.Unlock()
+		if orphan {
+			s.finish()
+		}
+	})
+	return s
+}
 
 // OnEnd registers f to run once the socket is finished (both Closes
 // crossed, or the transport failed or was dropped).
@@ -132,6 +150,7 @@ func (s *Socket) OnEnd(f func()) {
 // and received messages go to the script's end. Attach is called once.
 func (s *Socket) Attach(t Transport) {
 	openSockets.Add(1)
+	s.expire.Stop()
 	s.mu.Lock()
 	s.t = t
 	if s.ended || s.aborted || s.overflow { // the script's end went away before the response was served
@@ -142,6 +161,9 @@ func (s *Socket) Attach(t Transport) {
 	}
 	s.kick()
 	s.mu.Unlock()
+	if s.onAttach != nil {
+		s.onAttach()
+	}
 	go s.read()
 }
 
