@@ -27,6 +27,10 @@ var (
 // cost (the /arm request: its LTX segment, its wake entry, the ownership
 // re-check) and each firing cost.
 //
+// Every resident cell holds three files open (its database, WAL and
+// shared-memory index), so 10,000 cells need RLIMIT_NOFILE above 30,000;
+// with less, pass a smaller -alarms.cells.
+//
 // The bucket is a file:// one unless -alarms.minio: the request counts do
 // not depend on the store, and on a shared 2-core machine a MinIO beside
 // 10,000 cells answers the node's lease renewal too late.
