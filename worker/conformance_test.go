@@ -17,7 +17,7 @@ import (
 // and compares the responses with the ones recorded on workerd, using the
 // rules of internal/conformance/testdata/README.md.
 func TestConformance(t *testing.T) {
-	dirs, err := conformance.Fixtures(conformance.Dir)
+	dirs, err := conformance.AllFixtures()
 	if err != nil {
 		t.Fatalf("%v (fixtures: internal/conformance/testdata)", err)
 	}
