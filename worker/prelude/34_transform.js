@@ -196,6 +196,19 @@ const kBytesSource = Symbol("bytes source");
 // takeBytesStream returns the bytes of an unlocked, unread stream over
 // bytes and locks the stream, or null: a binding given such a stream (an
 // R2 put of request.body) takes the bytes whole, length known.
+// drainBytesStream is takeBytesStream for a reader of the whole body: it
+// also reads the stream to its end, so the stream is locked and disturbed
+// exactly as if its one chunk had been pulled — a response re-wrapped from
+// another's unread body (frameworks do it to change headers) goes to Go,
+// or is read by text(), as its bytes, not chunk by chunk through JS.
+internal.drainBytesStream = (stream) => {
+  const bytes = stream[kBytesSource];
+  if (bytes === undefined || bytes === null || stream.locked || internal.isDisturbed(stream)) return null;
+  stream[kBytesSource] = null;
+  const reader = stream.getReader();
+  reader.read().catch(() => {});
+  return bytes;
+};
 internal.takeBytesStream = (stream) => {
   const bytes = stream[kBytesSource];
   if (bytes === undefined || bytes === null || stream.locked || internal.isDisturbed(stream)) return null;

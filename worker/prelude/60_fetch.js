@@ -87,7 +87,8 @@ async function consume(obj) {
   const stream = bodyStream(b);
   if (stream.locked) throw new TypeError("This ReadableStream is currently locked to a reader.");
   b.used = true;
-  return internal.readAllBytes(stream);
+  const bytes = internal.drainBytesStream(stream);
+  return bytes !== null ? bytes : internal.readAllBytes(stream);
 }
 
 const bodyMethods = {
@@ -410,6 +411,11 @@ class Response {
       b.used = true;
       // A Go body passed on untouched goes back to Go whole (no chunk
       // crosses the isolate); anything else is pulled through its reader.
+      const bytes = internal.drainBytesStream(stream);
+      if (bytes !== null) {
+        out[2] = bytes;
+        return out;
+      }
       const taken = internal.takeGoStream(stream);
       out[2] = taken !== null ? taken : stream.getReader();
       return out;
