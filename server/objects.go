@@ -272,7 +272,9 @@ func (o *objects) activate(ctx context.Context, ap *app, name, class, id string)
 	path := filepath.Join(o.stateDir, class, id+".sqlite")
 	hc, err := o.host.Open(ctx, name, path, host.OpenOptions{Prefetch: !elsewhere})
 	if err != nil {
-		if ctx.Err() != nil {
+		var elsewhere *fleet.ElsewhereError
+		if ctx.Err() != nil || errors.As(err, &elsewhere) {
+			// Cancelled, or owned by a live peer (the caller forwards).
 			return nil, fmt.Errorf("activate %s: %w", name, err)
 		}
 		// The cell cannot be served right now (its history does not
