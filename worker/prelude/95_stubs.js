@@ -6,19 +6,38 @@ const hasOwn = (o, k) => Object.prototype.hasOwnProperty.call(o, k);
 
 const nameArg = (id) => (idName(id) === undefined ? null : idName(id));
 
-async function stubFetch(cls, id, input, init) {
-  const req = input instanceof Request && init === undefined ? input : new Request(input, init);
-  const body = req.body === null ? null : await req.arrayBuffer();
-  const r = await native.doFetch(cls, idHex(id), nameArg(id), req.method, req.url, internal.headersFlat(req.headers), body);
+// Each stub numbers its events in call order (ord, native.doOrderTake)
+// so the object receives them in that order (E-order, objects_order.go).
+function stubFetch(cls, id, ord, input, init) {
+  const n = native.doOrderTake(ord);
+  let req;
+  try {
+    req = input instanceof Request && init === undefined ? input : new Request(input, init);
+  } catch (e) {
+    native.doOrderSkip(ord, n);
+    return Promise.reject(e);
+  }
+  return sendFetch(cls, id, ord, n, req);
+}
+
+async function sendFetch(cls, id, ord, n, req) {
+  let body;
+  try {
+    body = req.body === null ? null : await req.arrayBuffer();
+  } catch (e) {
+    native.doOrderSkip(ord, n);
+    throw e;
+  }
+  const r = await native.doFetch(cls, idHex(id), nameArg(id), req.method, req.url, internal.headersFlat(req.headers), body, ord, n);
   if (!r.ok) throw rebuild(r);
   const resBody = r.stream === undefined ? r.body : internal.goStream(r.stream);
   const ws = r.webSocket === undefined ? null : internal.ws.fromGo(r.webSocket, true, null);
   return internal.makeResponse(r.status, r.statusText, r.headers, resBody, "", false, ws);
 }
 
-function stubCall(cls, id, method, args) {
+function stubCall(cls, id, ord, method, args) {
   try {
-    return native.doCall(cls, idHex(id), nameArg(id), method, args);
+    return native.doCall(cls, idHex(id), nameArg(id), method, args, ord, native.doOrderTake(ord));
   } catch (e) {
     return Promise.reject(e);
   }
@@ -30,26 +49,28 @@ function stubCall(cls, id, method, args) {
 // that holds the stub's class and id.
 const connectUnsupported = unsupported("connect() on a Durable Object stub");
 class StubHandler {
-  constructor(cls, id) {
+  constructor(cls, id, ord) {
     this.cls = cls;
     this.id = id;
+    this.ord = ord;
   }
   get(t, prop) {
     if (typeof prop === "symbol" || prop === "then") return undefined;
     if (hasOwn(t, prop)) return t[prop];
-    const { cls, id } = this;
-    return (...args) => stubCall(cls, id, prop, args);
+    const { cls, id, ord } = this;
+    return (...args) => stubCall(cls, id, ord, prop, args);
   }
   has(t, prop) { return typeof prop === "string" && prop !== "then"; }
   set() { return false; }
 }
 function makeStub(cls, id) {
+  const ord = native.doOrder();
   const target = {
     id,
     name: id.name,
-    fetch(input, init = undefined) { return stubFetch(cls, id, input, init); },
+    fetch(input, init = undefined) { return stubFetch(cls, id, ord, input, init); },
     connect: connectUnsupported,
   };
-  return new Proxy(target, new StubHandler(cls, id));
+  return new Proxy(target, new StubHandler(cls, id, ord));
 }
 internal.makeStub = makeStub;
