@@ -36,11 +36,82 @@ async function sendFetch(cls, id, ord, n, req) {
 }
 
 function stubCall(cls, id, ord, method, args) {
+  let p;
   try {
-    return native.doCall(cls, idHex(id), nameArg(id), method, args, ord, native.doOrderTake(ord));
+    p = native.doCall(cls, idHex(id), nameArg(id), method, args, ord, native.doOrderTake(ord));
   } catch (e) {
-    return Promise.reject(e);
+    p = Promise.reject(e);
   }
+  return pipelined(p.then((v) => importValue(cls, id, ord, v)));
+}
+
+// Special RPC names (96_state.js objectCall): a property read, and calls
+// on an RpcTarget or function the object returned.
+const kRef = "\0celld-ref";
+const kMethodRef = "\0celld-method";
+const getName = (prop) => "\0get\0" + prop;
+const targetName = (ref, m) => "\0t\0" + ref + "\0" + m;
+
+// member is what stub.prop is, as in workerd: call it to run the method,
+// await it to read the property.
+function member(call, get) {
+  const f = (...args) => call(args);
+  f.then = (res, rej) => get().then(res, rej);
+  return f;
+}
+
+// pipelined is the promise of an RPC result on which methods and
+// properties of the (future) result can be used at once:
+// stub.counter().increment() (promise pipelining; here the second call
+// leaves once the first answered).
+function pipelined(p) {
+  const target = function rpcPromise() {};
+  return new Proxy(target, {
+    get(t, prop) {
+      if (prop === "then" || prop === "catch" || prop === "finally") return p[prop].bind(p);
+      if (typeof prop === "symbol") return p[prop];
+      return member((args) => pipelined(p.then((v) => v[prop](...args))), () => p.then((v) => v[prop]));
+    },
+    apply(t, self, args) { return pipelined(p.then((f) => f(...args))); },
+    getPrototypeOf() { return Promise.prototype; },
+  });
+}
+
+// importValue turns the references in an RPC result back into stubs.
+function importValue(cls, id, ord, v, depth = 0) {
+  if (v === null || typeof v !== "object" || depth > 16) return v;
+  if (Array.isArray(v)) {
+    for (let i = 0; i < v.length; i++) v[i] = importValue(cls, id, ord, v[i], depth + 1);
+    return v;
+  }
+  const proto = Object.getPrototypeOf(v);
+  if (proto !== Object.prototype && proto !== null) return v;
+  if (hasOwn(v, kRef)) return targetStub(cls, id, ord, v[kRef], v.kind);
+  if (hasOwn(v, kMethodRef)) {
+    const m = v[kMethodRef];
+    return (...args) => stubCall(cls, id, ord, m, args);
+  }
+  for (const k of Object.keys(v)) v[k] = importValue(cls, id, ord, v[k], depth + 1);
+  return v;
+}
+
+// targetStub is the stub of an RpcTarget or function that lives in the
+// object's isolate: its calls go back there, through the object's stub.
+function targetStub(cls, id, ord, ref, kind) {
+  const call = (m, args) => stubCall(cls, id, ord, targetName(ref, m), args);
+  const dispose = () => {};
+  return new Proxy(function rpcStub() {}, {
+    get(t, prop) {
+      if (prop === Symbol.dispose) return dispose;
+      if (typeof prop === "symbol" || prop === "then") return undefined;
+      return member((args) => call(prop, args), () => call("get\0" + prop, []));
+    },
+    apply(t, self, args) {
+      if (kind !== "function") throw new TypeError("This RPC stub is not a function.");
+      return call("", args);
+    },
+    set() { return false; },
+  });
 }
 
 // A stub is a Proxy: fetch, id and name are its own; any other string
@@ -58,7 +129,7 @@ class StubHandler {
     if (typeof prop === "symbol" || prop === "then") return undefined;
     if (hasOwn(t, prop)) return t[prop];
     const { cls, id, ord } = this;
-    return (...args) => stubCall(cls, id, ord, prop, args);
+    return member((args) => stubCall(cls, id, ord, prop, args), () => stubCall(cls, id, ord, getName(prop), []));
   }
   has(t, prop) { return typeof prop === "string" && prop !== "then"; }
   set() { return false; }
