@@ -38,6 +38,7 @@ async function sendFetch(cls, id, ord, n, req) {
 function stubCall(cls, id, ord, method, args) {
   let p;
   try {
+    args = exportArgs(args);
     p = native.doCall(cls, idHex(id), nameArg(id), method, args, ord, native.doOrderTake(ord));
   } catch (e) {
     p = Promise.reject(e);
@@ -145,3 +146,91 @@ function makeStub(cls, id) {
   return new Proxy(target, new StubHandler(cls, id, ord));
 }
 internal.makeStub = makeStub;
+
+// ---- callbacks: functions and RpcTargets passed as arguments --------------
+
+// They stay here; the object gets references (kCb) whose calls come back
+// through native.doCallbackCall to internal.callbackInvoke. The most
+// recent maxCallbacks stay callable.
+const kCb = "\0celld-cb";
+const maxCallbacks = 1024;
+const callbacks = new Map();
+let nextCallback = 1;
+function exportArgs(v, depth = 0) {
+  if (typeof v === "function" || v instanceof internal.RpcTarget) {
+    const ref = String(nextCallback++);
+    callbacks.set(ref, v);
+    if (callbacks.size > maxCallbacks) callbacks.delete(callbacks.keys().next().value);
+    return { [kCb]: ref, token: native.doCallbackToken(), kind: typeof v === "function" ? "function" : "target" };
+  }
+  if (v === null || typeof v !== "object" || depth > 16) return v;
+  if (Array.isArray(v)) {
+    let out = v;
+    for (let i = 0; i < v.length; i++) {
+      const x = exportArgs(v[i], depth + 1);
+      if (x !== v[i]) { if (out === v) out = v.slice(); out[i] = x; }
+    }
+    return out;
+  }
+  const proto = Object.getPrototypeOf(v);
+  if (proto !== Object.prototype && proto !== null) return v;
+  let out = v;
+  for (const k of Object.keys(v)) {
+    const x = exportArgs(v[k], depth + 1);
+    if (x !== v[k]) { if (out === v) out = { ...v }; out[k] = x; }
+  }
+  return out;
+}
+
+// importArgs (in the object) turns callback references into stubs.
+function importArgs(v, depth = 0) {
+  if (v === null || typeof v !== "object" || depth > 16) return v;
+  if (Array.isArray(v)) {
+    for (let i = 0; i < v.length; i++) v[i] = importArgs(v[i], depth + 1);
+    return v;
+  }
+  const proto = Object.getPrototypeOf(v);
+  if (proto !== Object.prototype && proto !== null) return v;
+  if (hasOwn(v, kCb)) {
+    const { token, kind } = v;
+    const ref = v[kCb];
+    const call = (m, args) => pipelined(native.doCallbackCall(token, ref + "\0" + m, exportArgs(args)));
+    return new Proxy(function rpcStub() {}, {
+      get(t, prop) {
+        if (prop === Symbol.dispose) return () => {};
+        if (typeof prop === "symbol" || prop === "then") return undefined;
+        return member((args) => call(prop, args), () => call("get\0" + prop, []));
+      },
+      apply(t, self, args) {
+        if (kind !== "function") throw new TypeError("This RPC stub is not a function.");
+        return call("", args);
+      },
+      set() { return false; },
+    });
+  }
+  for (const k of Object.keys(v)) v[k] = importArgs(v[k], depth + 1);
+  return v;
+}
+internal.importArgs = importArgs;
+
+internal.callbackInvoke = (ref, args) => {
+  const [id, ...rest] = ref.split("\0");
+  const target = callbacks.get(id);
+  if (target === undefined) throw new Error("celld: this callback is no longer available (more than " + maxCallbacks + " were passed since)");
+  const a = importArgs(native.deserialize(args));
+  let m = rest.join("\0");
+  if (typeof target === "function") {
+    if (m !== "") throw new TypeError(`The RPC receiver does not implement the method "${m}".`);
+    return target(...a);
+  }
+  const get = m.startsWith("get\0");
+  if (get) m = m.slice(4);
+  let v;
+  for (let proto = Object.getPrototypeOf(target); proto && proto !== internal.RpcTarget.prototype &&
+       proto !== Object.prototype; proto = Object.getPrototypeOf(proto)) {
+    if (hasOwn(proto, m)) { v = Reflect.get(proto, m, target); break; }
+  }
+  if (get) return v;
+  if (typeof v !== "function") throw new TypeError(`The RPC receiver does not implement the method "${m}".`);
+  return v.apply(target, a);
+};

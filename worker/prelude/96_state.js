@@ -313,10 +313,10 @@ function rpcMethod(instance, method) {
 internal.objectCall = (instance, method, args) => {
   let res;
   if (method.charCodeAt(0) === 0) {
-    res = specialCall(instance, method, native.deserialize(args));
+    res = specialCall(instance, method, internal.importArgs(native.deserialize(args)));
   } else {
     const fn = rpcMethod(instance, method);
-    res = fn.apply(instance, native.deserialize(args));
+    res = fn.apply(instance, internal.importArgs(native.deserialize(args)));
   }
   if (res !== null && (typeof res === "object" || typeof res === "function") && typeof res.then === "function") return Promise.resolve(res).then((v) => exportValue(instance, v));
   return exportValue(instance, res);

@@ -7,6 +7,10 @@ class Counter extends RpcTarget {
   get value() { return this.#n; }
 }
 
+class Local extends RpcTarget {
+  hello(who) { return "hello " + who; }
+}
+
 class MyError extends Error {
   constructor(message) { super(message); this.name = "MyError"; this.code = 7; }
 }
@@ -19,6 +23,7 @@ export class Obj extends DurableObject {
   counter(start) { return new Counter(start ?? 0); }
   adder(k) { return (x) => x + k; }
   async callBack(fn, x) { return await fn(x); }
+  async callTarget(t) { return [typeof t, await t.hello("there")]; }
   throwMine() { throw new MyError("mine"); }
   throwCause() { throw new TypeError("outer", { cause: new RangeError("inner") }); }
   throwProps() { const e = new RangeError("with props"); e.code = "E_X"; throw e; }
@@ -55,6 +60,8 @@ export default {
         pipelineGetter: () => stub.counter(8).value,
         returnedFunction: async () => { const f = await stub.adder(5); return [typeof f, await f(3)]; },
         pipelinedFunction: () => stub.adder(1)(2),
+        functionArgument: () => stub.callBack((x) => x * 2, 21),
+        targetArgument: () => stub.callTarget(new Local()),
       },
       "/dispose": {
         symbolDispose: () => typeof Symbol.dispose,
