@@ -7,6 +7,7 @@ import (
 	"os"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -82,4 +83,49 @@ func cellsOn(t *testing.T, n testNode) int {
 		t.Fatalf("state: %v", err)
 	}
 	return len(st.Cells)
+}
+
+// TestRPC_TargetsAcrossNodes: an RpcTarget an object returns is callable
+// from the object's node and through the peer hop, and promise pipelining
+// works on both; a function passed to the object calls back on the
+// object's node and fails clearly from another node.
+func TestRPC_TargetsAcrossNodes(t *testing.T) {
+	store, err := bucket.NewFile(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := deploy.Deploy(context.Background(), store, "testdata/eorder", deploy.Options{Capabilities: deploy.Served()}); err != nil {
+		t.Fatal(err)
+	}
+	a := startNode(t, store, "node-a")
+	b := startNode(t, store, "node-b")
+	type answer struct {
+		Size          *int
+		Counted       []int
+		Pipelined     int
+		Callback      int
+		CallbackError string
+	}
+	get := func(n testNode) answer {
+		status, body := fetchText(t, n.public+"/rpc")
+		var got answer
+		if err := json.Unmarshal([]byte(body), &got); status != 200 || err != nil {
+			t.Fatalf("/rpc: %d %s (%v)", status, body, err)
+		}
+		return got
+	}
+	local := get(a) // activates the object on a
+	if local.Size == nil || *local.Size != 0 || !slices.Equal(local.Counted, []int{1, 2}) || local.Pipelined != 1 || local.Callback != 21 || local.CallbackError != "" {
+		t.Fatalf("on the owner's node: %+v", local)
+	}
+	remote := get(b)
+	if remote.Size == nil || !slices.Equal(remote.Counted, []int{1, 2}) || remote.Pipelined != 1 {
+		t.Fatalf("through the peer hop: %+v", remote)
+	}
+	if remote.Callback != 0 || !strings.Contains(remote.CallbackError, "callbacks across nodes are not supported") {
+		t.Fatalf("a callback across nodes: %+v, want a clear error", remote)
+	}
+	if ca, cb := cellsOn(t, a), cellsOn(t, b); ca != 1 || cb != 0 {
+		t.Fatalf("cells: a=%d b=%d; want the object on a only", ca, cb)
+	}
 }

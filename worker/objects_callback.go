@@ -4,7 +4,6 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
-	"sync"
 
 	"github.com/dop251/goja"
 )
@@ -14,9 +13,8 @@ import (
 // come back to that isolate (prelude 95_stubs.js exportArgs, 96_state.js
 // importArgs). Isolates are found by a random token, so this works while
 // caller and object share a node; from another node (or once the caller's
-// isolate has stopped) such a call fails with errCallbackGone.
-
-var callbackIsolates sync.Map // token -> *isolate
+// isolate has stopped, or runs another deployment) such a call fails
+// with errCallbackGone. The registry is the Runtime's (Runtime.callbacks).
 
 var errCallbackGone = errors.New("celld: this function or RpcTarget was passed by a caller whose isolate has ended or runs on another node; callbacks across nodes are not supported")
 
@@ -26,7 +24,7 @@ func (iso *isolate) callbackToken() string {
 		b := make([]byte, 16)
 		_, _ = rand.Read(b) // crypto/rand.Read never fails
 		iso.cbToken = hex.EncodeToString(b)
-		callbackIsolates.Store(iso.cbToken, iso)
+		iso.rt.callbacks.Store(iso.cbToken, iso)
 	}
 	return iso.cbToken
 }
@@ -34,7 +32,7 @@ func (iso *isolate) callbackToken() string {
 // forgetCallbacks unregisters iso once its loop ends.
 func (iso *isolate) forgetCallbacks() {
 	if iso.cbToken != "" {
-		callbackIsolates.Delete(iso.cbToken)
+		iso.rt.callbacks.Delete(iso.cbToken)
 	}
 }
 
@@ -55,7 +53,7 @@ func registerCallbackNatives(set func(string, nativeFunc)) {
 				err  error
 			}
 			ch := make(chan answer, 1)
-			v, ok := callbackIsolates.Load(token)
+			v, ok := iso.rt.callbacks.Load(token)
 			if !ok {
 				ch <- answer{err: errCallbackGone}
 			} else if owner := v.(*isolate); !owner.post(func() {

@@ -1,4 +1,9 @@
-import { DurableObject } from "cloudflare:workers";
+import { DurableObject, RpcTarget } from "cloudflare:workers";
+
+class Counter extends RpcTarget {
+  #n = 0;
+  increment() { return ++this.#n; }
+}
 
 // Log records the events it receives, in arrival order: in memory and as
 // AUTOINCREMENT rows.
@@ -19,6 +24,9 @@ export class Log extends DurableObject {
     const u = new URL(request.url);
     return new Response(String(this.push(u.searchParams.get("run"), Number(u.searchParams.get("i")))));
   }
+  get size() { return this.seen.size; }
+  counter() { return new Counter(); }
+  async callBack(fn) { return await fn(20); }
   take(run) {
     const mem = this.seen.get(run) ?? [];
     this.seen.delete(run);
@@ -33,6 +41,17 @@ export class Log extends DurableObject {
 export default {
   async fetch(request, env) {
     const u = new URL(request.url);
+    if (u.pathname === "/rpc") {
+      const stub = env.LOG.getByName("shared");
+      const c = await stub.counter();
+      const out = { size: await stub.size, counted: [await c.increment(), await c.increment()], pipelined: await stub.counter().increment() };
+      try {
+        out.callback = await stub.callBack((x) => x + 1);
+      } catch (e) {
+        out.callbackError = e.message;
+      }
+      return Response.json(out);
+    }
     const run = u.searchParams.get("run");
     const n = Number(u.searchParams.get("n"));
     const stub = env.LOG.getByName("shared");
