@@ -209,7 +209,7 @@ func registerObjectNatives(set func(string, nativeFunc)) {
 		vm := iso.vm
 		return vm.ToValue(ValidObjectID(call.Argument(0).String(), call.Argument(1).String()))
 	})
-	// doCall(class, id, name|null, method, args: array, order, n) -> a promise of
+	// doCall(class, id, name|null, method, args: array, order, n, idObject) -> a promise of
 	// the method's result, rejected with the error it threw (rebuilt by
 	// internal.rebuild) or with an Error saying the call failed. It throws
 	// DataCloneError when args cannot be serialized.
@@ -217,6 +217,7 @@ func registerObjectNatives(set func(string, nativeFunc)) {
 		class, id := call.Argument(0).String(), call.Argument(1).String()
 		method := call.Argument(3).String()
 		seq, n := orderArgs(call, 5)
+		classArg, idArg, ordArg := call.Argument(0), call.Argument(7), call.Argument(5)
 		var args []byte
 		if ex := iso.vm.Try(func() { args = iso.codec.serialize(call.Argument(4)) }); ex != nil {
 			seq.finish(n)
@@ -243,6 +244,22 @@ func registerObjectNatives(set func(string, nativeFunc)) {
 				if ex := iso.vm.Try(func() { v = iso.codec.deserialize(res) }); ex != nil {
 					reject(ex.Value())
 					return
+				}
+				if _, isObj := v.(*goja.Object); isObj {
+					// RpcTargets and functions in the result become stubs
+					// (internal.importValue, 95_stubs.js).
+					if imp, ok := goja.AssertFunction(iso.internal.Get("importValue")); ok {
+						var err error
+						if v, err = imp(goja.Undefined(), classArg, idArg, ordArg, v); err != nil {
+							var jex *goja.Exception
+							if errors.As(err, &jex) {
+								reject(jex.Value())
+							} else {
+								reject(iso.vm.NewGoError(err))
+							}
+							return
+						}
+					}
 				}
 				resolve(v)
 			}

@@ -129,7 +129,7 @@ type orderGate struct {
 
 type stubGate struct {
 	last    uint64
-	changed chan struct{} // closed (and replaced) when last moves
+	waiting map[uint64]chan struct{} // closed once last reaches the key
 	used    time.Time
 }
 
@@ -148,7 +148,7 @@ func (g *orderGate) enter(ctx context.Context) (func(), error) {
 	sg := g.stub(o.Stub)
 	var timer <-chan time.Time
 	for o.Seq-1 >= o.Floor && sg.last < o.Seq-1 {
-		ch := sg.changed
+		ch := sg.waitFor(o.Seq - 1)
 		g.mu.Unlock()
 		if timer == nil {
 			t := time.NewTimer(orderGapWait)
@@ -192,17 +192,45 @@ func (g *orderGate) stub(id string) *stubGate {
 				}
 			}
 		}
-		sg = &stubGate{changed: make(chan struct{})}
+		sg = &stubGate{}
 		g.stubs[id] = sg
 	}
 	sg.used = now
 	return sg
 }
 
+// waitFor returns a channel closed once event n was let in; g.mu is held.
+func (sg *stubGate) waitFor(n uint64) chan struct{} {
+	if sg.waiting == nil {
+		sg.waiting = map[uint64]chan struct{}{}
+	}
+	ch := sg.waiting[n]
+	if ch == nil {
+		ch = make(chan struct{})
+		sg.waiting[n] = ch
+	}
+	return ch
+}
+
+// bump records event n as let in and wakes the events waiting for it (or
+// for an earlier one, after a gap was given up); g.mu is held.
 func (sg *stubGate) bump(n uint64) {
-	if n > sg.last {
-		sg.last = n
-		close(sg.changed)
-		sg.changed = make(chan struct{})
+	if n <= sg.last {
+		return
+	}
+	step := n == sg.last+1
+	sg.last = n
+	if step {
+		if ch := sg.waiting[n]; ch != nil {
+			close(ch)
+			delete(sg.waiting, n)
+		}
+		return
+	}
+	for k, ch := range sg.waiting {
+		if k <= n {
+			close(ch)
+			delete(sg.waiting, k)
+		}
 	}
 }

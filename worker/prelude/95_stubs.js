@@ -39,11 +39,11 @@ function stubCall(cls, id, ord, method, args) {
   let p;
   try {
     args = exportArgs(args);
-    p = native.doCall(cls, idHex(id), nameArg(id), method, args, ord, native.doOrderTake(ord));
+    p = native.doCall(cls, idHex(id), nameArg(id), method, args, ord, native.doOrderTake(ord), id);
   } catch (e) {
     p = Promise.reject(e);
   }
-  return pipelined(p.then((v) => importValue(cls, id, ord, v)));
+  return pipelined(p);
 }
 
 // Special RPC names (96_state.js objectCall): a property read, and calls
@@ -64,21 +64,26 @@ function member(call, get) {
 // pipelined is the promise of an RPC result on which methods and
 // properties of the (future) result can be used at once:
 // stub.counter().increment() (promise pipelining; here the second call
-// leaves once the first answered).
+// leaves once the first answered). It stays a native promise (await and
+// Promise.all take their fast path); names a promise lacks resolve
+// through one shared Proxy prototype.
+const promiseProto = Promise.prototype;
+const pipelineProto = new Proxy(promiseProto, {
+  get(t, prop, receiver) {
+    if (typeof prop === "symbol" || prop in t) return Reflect.get(t, prop, receiver);
+    const p = receiver;
+    return member((args) => pipelined(promiseProto.then.call(p, (v) => v[prop](...args))),
+      () => promiseProto.then.call(p, (v) => v[prop]));
+  },
+});
 function pipelined(p) {
-  const target = function rpcPromise() {};
-  return new Proxy(target, {
-    get(t, prop) {
-      if (prop === "then" || prop === "catch" || prop === "finally") return p[prop].bind(p);
-      if (typeof prop === "symbol") return p[prop];
-      return member((args) => pipelined(p.then((v) => v[prop](...args))), () => p.then((v) => v[prop]));
-    },
-    apply(t, self, args) { return pipelined(p.then((f) => f(...args))); },
-    getPrototypeOf() { return Promise.prototype; },
-  });
+  Object.setPrototypeOf(p, pipelineProto);
+  return p;
 }
 
-// importValue turns the references in an RPC result back into stubs.
+// importValue turns the references in an RPC result back into stubs
+// (native.doCall calls it on a result that is an object).
+internal.importValue = importValue;
 function importValue(cls, id, ord, v, depth = 0) {
   if (v === null || typeof v !== "object" || depth > 16) return v;
   if (Array.isArray(v)) {

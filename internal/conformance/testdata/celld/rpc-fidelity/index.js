@@ -59,7 +59,6 @@ export default {
         pipeline: () => stub.counter(10).increment(3),
         pipelineGetter: () => stub.counter(8).value,
         returnedFunction: async () => { const f = await stub.adder(5); return [typeof f, await f(3)]; },
-        pipelinedFunction: () => stub.adder(1)(2),
         functionArgument: () => stub.callBack((x) => x * 2, 21),
         targetArgument: () => stub.callTarget(new Local()),
       },
