@@ -28,7 +28,14 @@ async function sendFetch(cls, id, ord, n, req) {
     native.doOrderSkip(ord, n);
     throw e;
   }
-  const r = await native.doFetch(cls, idHex(id), nameArg(id), req.method, req.url, internal.headersFlat(req.headers), body, ord, n);
+  let sent;
+  try {
+    sent = native.doFetch(cls, idHex(id), nameArg(id), req.method, req.url, internal.headersFlat(req.headers), body, ord, n);
+  } catch (e) {
+    native.doOrderSkip(ord, n);
+    throw e;
+  }
+  const r = await sent;
   if (!r.ok) throw rebuild(r);
   const resBody = r.stream === undefined ? r.body : internal.goStream(r.stream);
   const ws = r.webSocket === undefined ? null : internal.ws.fromGo(r.webSocket, true, null);
