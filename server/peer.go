@@ -28,7 +28,11 @@ const (
 
 	headerObjectName = "Celld-Object-Name"
 	headerHops       = "Celld-Peer-Hops"
-	maxHops          = 2
+	// headerCallOrder places a forwarded event in its stub's sequence
+	// (worker.CallOrder), so the owner delivers a stub's concurrent
+	// events in call order.
+	headerCallOrder = "Celld-Call-Order"
+	maxHops         = 2
 )
 
 // peerMessage is a worker.Request on the wire, or the head of a
@@ -124,6 +128,14 @@ func (p *peer) serve(h peerHandler) http.HandlerFunc {
 		ctx := r.Context()
 		if name := r.Header.Get(headerObjectName); name != "" {
 			ctx = worker.WithObjectName(ctx, name)
+		}
+		if v := r.Header.Get(headerCallOrder); v != "" {
+			o, err := worker.ParseCallOrder(v)
+			if err != nil {
+				http.Error(w, err.Error(), http.StatusBadRequest)
+				return
+			}
+			ctx = worker.WithCallOrder(ctx, o)
 		}
 		ctx = withFromPeer(withHops(ctx, hops))
 		if err := h(ctx, w, class, id, q, body); err != nil {
@@ -259,6 +271,9 @@ func (r remote) send(ctx context.Context, client *http.Client, path string, quer
 	}
 	if name, ok := worker.ObjectName(ctx); ok {
 		req.Header.Set(headerObjectName, name)
+	}
+	if o, ok := worker.CallOrderFrom(ctx); ok {
+		req.Header.Set(headerCallOrder, o.String())
 	}
 	req.Header.Set(headerHops, strconv.Itoa(hopsFrom(ctx)+1))
 	r.p.signer.Sign(req, body)

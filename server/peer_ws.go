@@ -68,6 +68,9 @@ func (r remote) fetchWebSocket(ctx context.Context, req *worker.Request) (*worke
 	if name, ok := worker.ObjectName(ctx); ok {
 		hr.Header.Set(headerObjectName, name)
 	}
+	if o, ok := worker.CallOrderFrom(ctx); ok {
+		hr.Header.Set(headerCallOrder, o.String())
+	}
 	hr.Header.Set(headerHops, strconv.Itoa(hopsFrom(ctx)+1))
 	r.p.signer.Sign(hr, msg)
 	conn, resp, err := tunnelDialer.DialContext(ctx, "ws://"+r.advertise+peerWSPath+"?"+q.Encode(), hr.Header)
@@ -135,6 +138,14 @@ func (p *peer) serveWS(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
 	if name := r.Header.Get(headerObjectName); name != "" {
 		ctx = worker.WithObjectName(ctx, name)
+	}
+	if v := r.Header.Get(headerCallOrder); v != "" {
+		o, err := worker.ParseCallOrder(v)
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		ctx = worker.WithCallOrder(ctx, o)
 	}
 	ctx = withFromPeer(withHops(ctx, hops))
 	h, err := p.objects.local(ctx, class, id)

@@ -17,15 +17,16 @@ import (
 // isolate is one goja.Runtime with its own event loop. Only the loop
 // goroutine (run) touches vm and the rest of jsState.
 type isolate struct {
-	rt    *Runtime
-	id    int
-	obj   *Object         // the Durable Object this isolate runs, if any
-	ctx   context.Context // of outgoing Durable Object calls
-	tasks chan func()
-	stop  chan struct{}
-	done  chan struct{}
-	log   *slog.Logger
-	clock taskClock // shared with the watchdog
+	rt      *Runtime
+	id      int
+	obj     *Object         // the Durable Object this isolate runs, if any
+	cbToken string          // callback owner token (objects_callback.go), loop-confined
+	ctx     context.Context // of outgoing Durable Object calls
+	tasks   chan func()
+	stop    chan struct{}
+	done    chan struct{}
+	log     *slog.Logger
+	clock   taskClock // shared with the watchdog
 	// liveWS counts the open WebSockets the script accepted with accept()
 	// or opened (websocket_natives.go); loop-confined.
 	liveWS int

@@ -71,6 +71,7 @@ func (iso *isolate) post(f func()) bool {
 // run is the isolate's loop: the only goroutine that touches iso.vm.
 func (iso *isolate) run() {
 	defer close(iso.done)
+	defer iso.forgetCallbacks()
 	defer iso.closeGoBodies()
 	wake := time.NewTimer(time.Hour)
 	wake.Stop()

@@ -51,7 +51,8 @@ type Object struct {
 	asleep         atomic.Bool   // hibernating: no isolate until the next event
 	hibernations   atomic.Int64
 
-	objectSockets // WebSockets (objects_websocket.go)
+	objectSockets           // WebSockets (objects_websocket.go)
+	order         orderGate // E-order of each stub's events (objects_order.go)
 
 	// --- loop-confined state
 	ctor     goja.Value // the exported class
@@ -227,6 +228,11 @@ func (o *Object) waitIdle(ctx context.Context, deadline time.Time) bool {
 func (o *Object) Fetch(ctx context.Context, req *Request) (*Response, error) {
 	// busy before closing: Close sets closing, then waits for busy to
 	// drop, so an event either counts as in flight or is refused.
+	entered, err := o.order.enter(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer entered()
 	o.busy.Add(1)
 	defer o.busy.Add(-1)
 	if o.closing.Load() {
@@ -239,7 +245,9 @@ func (o *Object) Fetch(ctx context.Context, req *Request) (*Response, error) {
 	name, named := ObjectName(ctx)
 	ch := make(chan fetchResult, 1)
 	var jsReq goja.Value // set and read on the loop
-	if !o.iso.post(func() { jsReq = o.startFetch(req, href, name, named, ch) }) {
+	posted := o.iso.post(func() { jsReq = o.startFetch(req, href, name, named, ch) })
+	entered()
+	if !posted {
 		return nil, ErrObjectClosed
 	}
 	select {
@@ -262,6 +270,11 @@ type callResult struct {
 // exception thrown by the method is returned as an *Exception; the object
 // lives on.
 func (o *Object) Call(ctx context.Context, method string, args []byte) ([]byte, error) {
+	entered, err := o.order.enter(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer entered()
 	o.busy.Add(1)
 	defer o.busy.Add(-1)
 	if o.closing.Load() {
@@ -269,7 +282,9 @@ func (o *Object) Call(ctx context.Context, method string, args []byte) ([]byte, 
 	}
 	name, named := ObjectName(ctx)
 	ch := make(chan callResult, 1)
-	if !o.iso.post(func() { o.startCall(method, args, name, named, ch) }) {
+	posted := o.iso.post(func() { o.startCall(method, args, name, named, ch) })
+	entered()
+	if !posted {
 		return nil, ErrObjectClosed
 	}
 	select {

@@ -209,16 +209,23 @@ func registerObjectNatives(set func(string, nativeFunc)) {
 		vm := iso.vm
 		return vm.ToValue(ValidObjectID(call.Argument(0).String(), call.Argument(1).String()))
 	})
-	// doCall(class, id, name|null, method, args: array) -> a promise of
+	// doCall(class, id, name|null, method, args: array, order, n, idObject) -> a promise of
 	// the method's result, rejected with the error it threw (rebuilt by
 	// internal.rebuild) or with an Error saying the call failed. It throws
 	// DataCloneError when args cannot be serialized.
 	set("doCall", func(iso *isolate, call goja.FunctionCall) goja.Value {
 		class, id := call.Argument(0).String(), call.Argument(1).String()
 		method := call.Argument(3).String()
-		args := iso.codec.serialize(call.Argument(4))
+		seq, n := orderArgs(call, 5)
+		classArg, idArg, ordArg := call.Argument(0), call.Argument(7), call.Argument(5)
+		var args []byte
+		if ex := iso.vm.Try(func() { args = iso.codec.serialize(call.Argument(4)) }); ex != nil {
+			seq.finish(n)
+			panic(ex.Value())
+		}
 		scope := iso.scope
 		ctx, settle := scope.callContext(iso.eventContext(call.Argument(2)))
+		ctx = seq.context(ctx, n)
 		return iso.spawn(func() func(resolve, reject func(goja.Value)) {
 			var res []byte
 			err := iso.deliver(ctx, class, id, func(h ObjectHandle) (err error) {
@@ -226,6 +233,7 @@ func registerObjectNatives(set func(string, nativeFunc)) {
 				return err
 			})
 			return func(resolve, reject func(goja.Value)) {
+				seq.finish(n)
 				settle()
 				if err != nil {
 					scope.noteRefusal(err)
@@ -237,11 +245,45 @@ func registerObjectNatives(set func(string, nativeFunc)) {
 					reject(ex.Value())
 					return
 				}
+				if _, isObj := v.(*goja.Object); isObj {
+					// RpcTargets and functions in the result become stubs
+					// (internal.importValue, 95_stubs.js).
+					if imp, ok := goja.AssertFunction(iso.internal.Get("importValue")); ok {
+						var err error
+						if v, err = imp(goja.Undefined(), classArg, idArg, ordArg, v); err != nil {
+							var jex *goja.Exception
+							if errors.As(err, &jex) {
+								reject(jex.Value())
+							} else {
+								reject(iso.vm.NewGoError(err))
+							}
+							return
+						}
+					}
+				}
 				resolve(v)
 			}
 		})
 	})
-	// doFetch(class, id, name|null, method, url, flatHeaders, body|null) -> Promise<outcome>
+	// doOrder() -> the event numbering of a new stub (objects_order.go);
+	// doOrderTake(order) -> the next number; doOrderSkip(order, n) marks
+	// event n as never sent.
+	set("doOrder", func(iso *isolate, call goja.FunctionCall) goja.Value {
+		return iso.vm.ToValue(newStubSeq())
+	})
+	set("doOrderTake", func(iso *isolate, call goja.FunctionCall) goja.Value {
+		s, _ := call.Argument(0).Export().(*stubSeq)
+		if s == nil {
+			return goja.Undefined()
+		}
+		return iso.vm.ToValue(s.take())
+	})
+	set("doOrderSkip", func(iso *isolate, call goja.FunctionCall) goja.Value {
+		seq, n := orderArgs(call, 0)
+		seq.finish(n)
+		return goja.Undefined()
+	})
+	// doFetch(class, id, name|null, method, url, flatHeaders, body|null, order, n) -> Promise<outcome>
 	set("doFetch", func(iso *isolate, call goja.FunctionCall) goja.Value {
 		class, id := call.Argument(0).String(), call.Argument(1).String()
 		ctx := iso.eventContext(call.Argument(2))
@@ -258,6 +300,8 @@ func registerObjectNatives(set func(string, nativeFunc)) {
 		host := &Host{iso: iso}
 		scope := iso.scope
 		ctx, settle := scope.callContext(ctx)
+		seq, n := orderArgs(call, 7)
+		ctx = seq.context(ctx, n)
 		return host.Async(func() func(*goja.Runtime) (goja.Value, error) {
 			var resp *Response
 			err := iso.deliver(ctx, class, id, func(h ObjectHandle) (err error) {
@@ -277,6 +321,7 @@ func registerObjectNatives(set func(string, nativeFunc)) {
 				resp.Stream = &settleOnClose{ReadCloser: resp.Stream, settle: settle}
 			}
 			return func(vm *goja.Runtime) (goja.Value, error) {
+				seq.finish(n)
 				if err != nil {
 					scope.noteRefusal(err)
 					return iso.failedOutcome(err), nil
@@ -382,4 +427,19 @@ func (iso *isolate) responseOutcome(resp *Response) goja.Value {
 	}
 	_ = out.Set("body", vm.NewArrayBuffer(append([]byte{}, resp.Body...)))
 	return out
+}
+
+// orderArgs reads the (order, n) pair of a stub event at argument i: the
+// stub's numbering (doOrder) and the event's number (doOrderTake). A
+// missing pair is a nil numbering, which orders nothing.
+func orderArgs(call goja.FunctionCall, i int) (*stubSeq, uint64) {
+	s, _ := call.Argument(i).Export().(*stubSeq)
+	if s == nil {
+		return nil, 0
+	}
+	n := call.Argument(i + 1).ToInteger()
+	if n <= 0 || uint64(n) >= s.next {
+		return nil, 0
+	}
+	return s, uint64(n)
 }

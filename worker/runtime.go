@@ -154,14 +154,17 @@ type Config struct {
 
 // Runtime runs one Script in a set of isolates.
 type Runtime struct {
-	script   *Script
-	cfg      Config
-	log      *slog.Logger
-	prelude  *preludeSet
-	varsJSON []byte
-	isolates []*isolate
-	next     atomic.Uint64
-	load     []atomic.Int64 // per isolate: Fetch calls in progress
+	script *Script
+	// callbacks: token -> *isolate of this runtime's callback owners
+	// (objects_callback.go).
+	callbacks sync.Map
+	cfg       Config
+	log       *slog.Logger
+	prelude   *preludeSet
+	varsJSON  []byte
+	isolates  []*isolate
+	next      atomic.Uint64
+	load      []atomic.Int64 // per isolate: Fetch calls in progress
 
 	ctx    context.Context // outgoing object calls; cancelled by Close
 	cancel context.CancelFunc

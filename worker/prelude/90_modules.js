@@ -21,6 +21,7 @@ class WorkflowEntrypoint {
 }
 class RpcTarget {}
 internal.DurableObject = DurableObject;
+internal.RpcTarget = RpcTarget;
 
 const cloudflareWorkers = Object.freeze({
   __proto__: null,

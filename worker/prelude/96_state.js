@@ -269,6 +269,16 @@ internal.objectAlarm = (instance, info) => {
 
 const { hasOwnProperty } = Object.prototype;
 const reflectGet = Reflect.get;
+function rpcMember(instance, name) {
+  if (!(instance instanceof internal.DurableObject)) return rpcMethod(instance, name);
+  if (name !== "constructor") {
+    for (let proto = Object.getPrototypeOf(instance); proto && proto !== internal.DurableObject.prototype &&
+         proto !== Object.prototype; proto = Object.getPrototypeOf(proto)) {
+      if (hasOwnProperty.call(proto, name)) return reflectGet(proto, name, instance);
+    }
+  }
+  throw new TypeError(`The RPC receiver does not implement the method "${name}".`);
+}
 function rpcMethod(instance, method) {
   if (!(instance instanceof internal.DurableObject)) {
     throw new TypeError("The receiving Durable Object does not support RPC, because its class was not declared with " +
@@ -295,7 +305,97 @@ function rpcMethod(instance, method) {
 // objectCall runs an RPC method on its arguments (in the wire format) and
 // returns what it returned (Go waits for a promise and serializes the
 // value), or throws.
+//
+// Beyond plain methods, the method name may be one of the forms of
+// rpcName (95_stubs.js): a property read ("\0get\0name"), or a call on
+// an RpcTarget or function the object returned earlier
+// ("\0t\0<target>\0<method>", method "" calling the function itself).
 internal.objectCall = (instance, method, args) => {
-  const fn = rpcMethod(instance, method);
-  return fn.apply(instance, native.deserialize(args));
+  let res;
+  if (method.charCodeAt(0) === 0) {
+    res = specialCall(instance, method, internal.importArgs(native.deserialize(args)));
+  } else {
+    const fn = rpcMethod(instance, method);
+    res = fn.apply(instance, internal.importArgs(native.deserialize(args)));
+  }
+  if (res !== null && (typeof res === "object" || typeof res === "function") && typeof res.then === "function") return Promise.resolve(res).then((v) => exportValue(instance, v));
+  return exportValue(instance, res);
 };
+
+// Exported RpcTargets and functions, per instance: the most recent
+// maxExports stay callable (a stub to an evicted one fails, naming it).
+const maxExports = 1024;
+const exportsOf = new WeakMap();
+const kRef = "\0celld-ref";
+function exportRef(instance, v, kind) {
+  let ex = exportsOf.get(instance);
+  if (ex === undefined) {
+    ex = { next: 1, map: new Map() };
+    exportsOf.set(instance, ex);
+  }
+  const ref = String(ex.next++);
+  ex.map.set(ref, v);
+  if (ex.map.size > maxExports) ex.map.delete(ex.map.keys().next().value);
+  return { [kRef]: ref, kind };
+}
+// exportValue replaces RpcTargets and functions in a result (at the top,
+// in arrays and in plain objects) with references the caller turns into
+// stubs.
+function exportValue(instance, v, depth = 0) {
+  if (typeof v === "function") return exportRef(instance, v, "function");
+  if (v === null || typeof v !== "object" || depth > 16) return v;
+  if (v instanceof internal.RpcTarget) return exportRef(instance, v, "target");
+  if (Array.isArray(v)) {
+    let out = v;
+    for (let i = 0; i < v.length; i++) {
+      const x = exportValue(instance, v[i], depth + 1);
+      if (x !== v[i]) { if (out === v) out = v.slice(); out[i] = x; }
+    }
+    return out;
+  }
+  const proto = Object.getPrototypeOf(v);
+  if (proto !== Object.prototype && proto !== null) return v;
+  let out = v;
+  for (const k of Object.keys(v)) {
+    const x = exportValue(instance, v[k], depth + 1);
+    if (x !== v[k]) { if (out === v) out = { ...v }; out[k] = x; }
+  }
+  return out;
+}
+
+const kMethodRef = "\0celld-method";
+function specialCall(instance, method, args) {
+  const parts = method.split("\0");
+  if (parts[1] === "get") {
+    const name = parts.slice(2).join("\0");
+    const fn = rpcMember(instance, name);
+    if (typeof fn === "function") return { [kMethodRef]: name };
+    return fn;
+  }
+  if (parts[1] === "t") {
+    const target = exportsOf.get(instance)?.map.get(parts[2]);
+    if (target === undefined) throw new Error("celld: this RPC stub's target is no longer available (its object was reset, or more than " + maxExports + " targets were exported since)");
+    const m = parts.slice(3).join("\0");
+    if (typeof target === "function") {
+      if (m !== "") throw new TypeError(`The RPC receiver does not implement the method "${m}".`);
+      return target(...args);
+    }
+    const get = m.startsWith("get\0");
+    const name = get ? m.slice(4) : m;
+    const v = targetMember(target, name);
+    if (get) return typeof v === "function" ? { [kMethodRef]: name } : v;
+    if (typeof v !== "function") throw new TypeError(`The RPC receiver does not implement the method "${name}".`);
+    return v.apply(target, args);
+  }
+  throw new TypeError("celld: unknown RPC call form");
+}
+
+// targetMember is a method or getter of an RpcTarget's class (not its own
+// properties, as workerd).
+function targetMember(target, name) {
+  for (let proto = Object.getPrototypeOf(target); proto && proto !== internal.RpcTarget.prototype &&
+       proto !== Object.prototype; proto = Object.getPrototypeOf(proto)) {
+    if (hasOwnProperty.call(proto, name)) return reflectGet(proto, name, target);
+  }
+  throw new TypeError(`The RPC receiver does not implement the method "${name}".`);
+}
