@@ -112,32 +112,43 @@ type peerHandler func(ctx context.Context, w http.ResponseWriter, class, id stri
 
 // serve verifies a peer request and resolves its object locally (never
 // forwarding again past maxHops).
+// peerObjectContext reads what a verified peer request says about the
+// object it is for — class and id, the object's name, the hop count and
+// the call order — into the context its event runs under. A request that
+// names no valid object or a malformed order is answered 400 (ok false).
+func peerObjectContext(w http.ResponseWriter, r *http.Request) (ctx context.Context, class, id string, q url.Values, ok bool) {
+	q = r.URL.Query()
+	class, id = q.Get("class"), q.Get("id")
+	if class == "" || !worker.ValidObjectID(class, id) {
+		http.Error(w, "peer request names no valid object", http.StatusBadRequest)
+		return nil, "", "", nil, false
+	}
+	hops, _ := strconv.Atoi(r.Header.Get(headerHops))
+	ctx = r.Context()
+	if name := r.Header.Get(headerObjectName); name != "" {
+		ctx = worker.WithObjectName(ctx, name)
+	}
+	if v := r.Header.Get(headerCallOrder); v != "" {
+		o, err := worker.ParseCallOrder(v)
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return nil, "", "", nil, false
+		}
+		ctx = worker.WithCallOrder(ctx, o)
+	}
+	return withFromPeer(withHops(ctx, hops)), class, id, q, true
+}
+
 func (p *peer) serve(h peerHandler) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		body, ok := p.verified(w, r)
 		if !ok {
 			return
 		}
-		q := r.URL.Query()
-		class, id := q.Get("class"), q.Get("id")
-		if class == "" || !worker.ValidObjectID(class, id) {
-			http.Error(w, "peer request names no valid object", http.StatusBadRequest)
+		ctx, class, id, q, ok := peerObjectContext(w, r)
+		if !ok {
 			return
 		}
-		hops, _ := strconv.Atoi(r.Header.Get(headerHops))
-		ctx := r.Context()
-		if name := r.Header.Get(headerObjectName); name != "" {
-			ctx = worker.WithObjectName(ctx, name)
-		}
-		if v := r.Header.Get(headerCallOrder); v != "" {
-			o, err := worker.ParseCallOrder(v)
-			if err != nil {
-				http.Error(w, err.Error(), http.StatusBadRequest)
-				return
-			}
-			ctx = worker.WithCallOrder(ctx, o)
-		}
-		ctx = withFromPeer(withHops(ctx, hops))
 		if err := h(ctx, w, class, id, q, body); err != nil {
 			var else_ *fleet.ElsewhereError
 			if errors.As(err, &else_) {

@@ -128,26 +128,10 @@ func (p *peer) serveWS(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "decode peer websocket: "+err.Error(), http.StatusBadRequest)
 		return
 	}
-	q := r.URL.Query()
-	class, id := q.Get("class"), q.Get("id")
-	if class == "" || !worker.ValidObjectID(class, id) {
-		http.Error(w, "peer request names no valid object", http.StatusBadRequest)
+	ctx, class, id, _, ok := peerObjectContext(w, r)
+	if !ok {
 		return
 	}
-	hops, _ := strconv.Atoi(r.Header.Get(headerHops))
-	ctx := r.Context()
-	if name := r.Header.Get(headerObjectName); name != "" {
-		ctx = worker.WithObjectName(ctx, name)
-	}
-	if v := r.Header.Get(headerCallOrder); v != "" {
-		o, err := worker.ParseCallOrder(v)
-		if err != nil {
-			http.Error(w, err.Error(), http.StatusBadRequest)
-			return
-		}
-		ctx = worker.WithCallOrder(ctx, o)
-	}
-	ctx = withFromPeer(withHops(ctx, hops))
 	h, err := p.objects.local(ctx, class, id)
 	var resp *worker.Response
 	if err == nil {
