@@ -149,7 +149,9 @@ trap 'exit 130' INT TERM
 free_port() {
 	local p
 	for _ in $(seq 200); do
-		p=$((20000 + RANDOM % 40000))
+		# Below Linux's ephemeral range (32768-60999): the load tool's own
+		# connections take ports there, and a listener cannot bind one.
+		p=$((20000 + RANDOM % 12000))
 		if ! (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null; then
 			echo "$p"
 			return 0
@@ -221,110 +223,49 @@ cpu_ticks() {
 # embedding the example's src/index.js unchanged (copied next to the config,
 # since capnp embeds resolve relative to the config file).
 workerd_config() {
-	local target=$1 port=$2 dir=$3
+	local target=$1 port=$2 dir=$3 fields disk=
 	mkdir -p "$dir"
 	case $target in
 	hello | counter) cp "examples/$target/src/index.js" "$dir/index.js" ;;
 	*) "$ESM" -o "$dir/index.js" "$(app_dir "$target")/src/index.js" || die "bundling $target for workerd failed" ;;
 	esac
+	# The worker's fields beyond its module and compatibility date, as its
+	# wrangler.jsonc says; a Durable Object target also gets a local disk.
 	case $target in
-	hello)
-		cat >"$dir/config.capnp" <<EOF
-using Workerd = import "/workerd/workerd.capnp";
-
-const config :Workerd.Config = (
-  services = [ (name = "main", worker = .worker) ],
-  sockets = [ (name = "http", address = "127.0.0.1:$port", http = (), service = "main") ],
-);
-
-# examples/hello/wrangler.jsonc: compatibility_date 2026-04-01, vars.GREETING = "Hello".
-const worker :Workerd.Worker = (
-  modules = [ (name = "index.js", esModule = embed "index.js") ],
-  compatibilityDate = "2026-04-01",
-  bindings = [ (name = "GREETING", text = "Hello") ],
-);
-EOF
-		;;
-	counter)
-		mkdir -p "$dir/do"
-		cat >"$dir/config.capnp" <<EOF
-using Workerd = import "/workerd/workerd.capnp";
-
-const config :Workerd.Config = (
-  services = [
-    (name = "main", worker = .worker),
-    (name = "do-disk", disk = (path = "$dir/do", writable = true)),
-  ],
-  sockets = [ (name = "http", address = "127.0.0.1:$port", http = (), service = "main") ],
-);
-
-# examples/counter/wrangler.jsonc: binding COUNTER -> class Counter,
-# migration new_sqlite_classes = ["Counter"] (SQLite-backed, on local disk).
-const worker :Workerd.Worker = (
-  modules = [ (name = "index.js", esModule = embed "index.js") ],
-  compatibilityDate = "2026-04-01",
-  bindings = [ (name = "COUNTER", durableObjectNamespace = "Counter") ],
+	hello) fields='bindings = [ (name = "GREETING", text = "Hello") ],' ;; # vars.GREETING
+	hono | ssr) fields= ;;
+	node-base64) fields='compatibilityFlags = ["nodejs_compat"],' ;;
+	counter) # COUNTER -> class Counter, new_sqlite_classes = ["Counter"]
+		disk=1
+		fields='bindings = [ (name = "COUNTER", durableObjectNamespace = "Counter") ],
   durableObjectNamespaces = [ (className = "Counter", uniqueKey = "counter-Counter", enableSql = true) ],
-  durableObjectStorage = (localDisk = "do-disk"),
-);
-EOF
-		;;
-	hono | ssr)
-		cat >"$dir/config.capnp" <<EOF
-using Workerd = import "/workerd/workerd.capnp";
-
-const config :Workerd.Config = (
-  services = [ (name = "main", worker = .worker) ],
-  sockets = [ (name = "http", address = "127.0.0.1:$port", http = (), service = "main") ],
-);
-
-const worker :Workerd.Worker = (
-  modules = [ (name = "index.js", esModule = embed "index.js") ],
-  compatibilityDate = "2026-04-01",
-);
-EOF
-		;;
-	node-base64)
-		cat >"$dir/config.capnp" <<EOF
-using Workerd = import "/workerd/workerd.capnp";
-
-const config :Workerd.Config = (
-  services = [ (name = "main", worker = .worker) ],
-  sockets = [ (name = "http", address = "127.0.0.1:$port", http = (), service = "main") ],
-);
-
-const worker :Workerd.Worker = (
-  modules = [ (name = "index.js", esModule = embed "index.js") ],
-  compatibilityDate = "2026-04-01",
-  compatibilityFlags = ["nodejs_compat"],
-);
-EOF
-		;;
-	hono-do)
-		mkdir -p "$dir/do"
-		cat >"$dir/config.capnp" <<EOF
-using Workerd = import "/workerd/workerd.capnp";
-
-const config :Workerd.Config = (
-  services = [
-    (name = "main", worker = .worker),
-    (name = "do-disk", disk = (path = "$dir/do", writable = true)),
-  ],
-  sockets = [ (name = "http", address = "127.0.0.1:$port", http = (), service = "main") ],
-);
-
-# bench/apps/hono-do/wrangler.jsonc: ROOMS -> class Room (SQLite-backed).
-const worker :Workerd.Worker = (
-  modules = [ (name = "index.js", esModule = embed "index.js") ],
-  compatibilityDate = "2026-04-01",
-  bindings = [ (name = "ROOMS", durableObjectNamespace = "Room") ],
+  durableObjectStorage = (localDisk = "do-disk"),' ;;
+	hono-do) # ROOMS -> class Room (SQLite-backed)
+		disk=1
+		fields='bindings = [ (name = "ROOMS", durableObjectNamespace = "Room") ],
   durableObjectNamespaces = [ (className = "Room", uniqueKey = "bench-Room", enableSql = true) ],
-  durableObjectStorage = (localDisk = "do-disk"),
-);
-EOF
-		;;
+  durableObjectStorage = (localDisk = "do-disk"),' ;;
 	*) die "unknown target $target" ;;
 	esac
+	local services='(name = "main", worker = .worker)'
+	if [[ -n $disk ]]; then
+		mkdir -p "$dir/do"
+		services+=", (name = \"do-disk\", disk = (path = \"$dir/do\", writable = true))"
+	fi
+	cat >"$dir/config.capnp" <<EOF
+using Workerd = import "/workerd/workerd.capnp";
+
+const config :Workerd.Config = (
+  services = [ $services ],
+  sockets = [ (name = "http", address = "127.0.0.1:$port", http = (), service = "main") ],
+);
+
+const worker :Workerd.Worker = (
+  modules = [ (name = "index.js", esModule = embed "index.js") ],
+  compatibilityDate = "2026-04-01",
+  $fields
+);
+EOF
 }
 
 # start_server RUNTIME TARGET: starts the server alone, sets SERVER_PID and
