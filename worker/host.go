@@ -1,6 +1,7 @@
 package worker
 
 import (
+	"context"
 	"errors"
 
 	"github.com/dop251/goja"
@@ -60,4 +61,28 @@ func (iso *isolate) spawn(work func() (finish func(resolve, reject func(goja.Val
 		})
 	}()
 	return iso.vm.ToValue(p)
+}
+
+// AsyncContext is Async for work that runs under the isolate's context
+// (cancelled when the isolate closes), taken on the loop before the work
+// leaves it.
+func (h *Host) AsyncContext(work func(ctx context.Context) (finish func(vm *goja.Runtime) (goja.Value, error))) goja.Value {
+	ctx := h.Context()
+	return h.Async(func() func(*goja.Runtime) (goja.Value, error) { return work(ctx) })
+}
+
+// ErrorOf is what a finish function returns to reject with a plain JS
+// Error whose message is err's text — the shape the bindings' errors have
+// on workerd ("KV GET failed: …", "get: …") — rather than a Go error
+// object; it runs on the loop.
+func ErrorOf(vm *goja.Runtime, err error) error {
+	ctor, ok := goja.AssertConstructor(vm.Get("Error"))
+	if !ok {
+		return err
+	}
+	obj, cerr := ctor(nil, vm.ToValue(err.Error()))
+	if cerr != nil {
+		return err
+	}
+	return vm.Try(func() { panic(obj) })
 }

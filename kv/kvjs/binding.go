@@ -84,22 +84,7 @@ type settle = func(*goja.Runtime) (goja.Value, error)
 
 // async runs work off the loop under the isolate's context.
 func (n natives) async(work func(ctx context.Context) settle) goja.Value {
-	ctx := n.h.Context()
-	return n.h.Async(func() func(*goja.Runtime) (goja.Value, error) { return work(ctx) })
-}
-
-// failed rejects with a plain Error whose message is err's text (the
-// binding's errors are workerd's "KV <OP> failed: ..." lines).
-func failed(vm *goja.Runtime, err error) error {
-	ctor, ok := goja.AssertConstructor(vm.Get("Error"))
-	if !ok {
-		return err
-	}
-	obj, cerr := ctor(nil, vm.ToValue(err.Error()))
-	if cerr != nil {
-		return err
-	}
-	return vm.Try(func() { panic(obj) })
+	return n.h.AsyncContext(work)
 }
 
 // value is a stored value for JavaScript: a string when asked as text and
@@ -126,7 +111,7 @@ func (n natives) get(call goja.FunctionCall) goja.Value {
 		e, err := n.client.Get(ctx, key)
 		return func(vm *goja.Runtime) (goja.Value, error) {
 			if err != nil {
-				return nil, failed(vm, err)
+				return nil, worker.ErrorOf(vm, err)
 			}
 			if !e.Found {
 				return goja.Null(), nil
@@ -147,7 +132,7 @@ func (n natives) getBulk(call goja.FunctionCall) goja.Value {
 		es, err := n.client.GetBulk(ctx, keys)
 		return func(vm *goja.Runtime) (goja.Value, error) {
 			if err != nil {
-				return nil, failed(vm, err)
+				return nil, worker.ErrorOf(vm, err)
 			}
 			out := make([]any, len(es))
 			for i, e := range es {
@@ -185,7 +170,7 @@ func (n natives) put(call goja.FunctionCall) goja.Value {
 		err := n.client.Put(ctx, p)
 		return func(vm *goja.Runtime) (goja.Value, error) {
 			if err != nil {
-				return nil, failed(vm, err)
+				return nil, worker.ErrorOf(vm, err)
 			}
 			return goja.Undefined(), nil
 		}
@@ -207,7 +192,7 @@ func (n natives) delete(call goja.FunctionCall) goja.Value {
 		err := n.client.Delete(ctx, key)
 		return func(vm *goja.Runtime) (goja.Value, error) {
 			if err != nil {
-				return nil, failed(vm, err)
+				return nil, worker.ErrorOf(vm, err)
 			}
 			return goja.Undefined(), nil
 		}
@@ -225,7 +210,7 @@ func (n natives) list(call goja.FunctionCall) goja.Value {
 		}
 		return func(vm *goja.Runtime) (goja.Value, error) {
 			if err != nil {
-				return nil, failed(vm, err)
+				return nil, worker.ErrorOf(vm, err)
 			}
 			return vm.ToValue(string(text)), nil
 		}

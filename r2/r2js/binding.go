@@ -74,21 +74,7 @@ type natives struct {
 type settle = func(*goja.Runtime) (goja.Value, error)
 
 func (n natives) async(work func(ctx context.Context) settle) goja.Value {
-	ctx := n.h.Context()
-	return n.h.Async(func() func(*goja.Runtime) (goja.Value, error) { return work(ctx) })
-}
-
-// thrown rejects with an Error carrying err's text.
-func thrown(vm *goja.Runtime, err error) error {
-	ctor, ok := goja.AssertConstructor(vm.Get("Error"))
-	if !ok {
-		return err
-	}
-	obj, cerr := ctor(nil, vm.ToValue(err.Error()))
-	if cerr != nil {
-		return err
-	}
-	return vm.Try(func() { panic(obj) })
+	return n.h.AsyncContext(work)
 }
 
 // record is an object as binding.js reads it (times in unix ms).
@@ -254,7 +240,7 @@ func (n natives) head(call goja.FunctionCall) goja.Value {
 		o, err := n.b.Head(ctx, key)
 		return func(vm *goja.Runtime) (goja.Value, error) {
 			if err != nil {
-				return nil, thrown(vm, err)
+				return nil, worker.ErrorOf(vm, err)
 			}
 			return objectValue(vm, o), nil
 		}
@@ -276,7 +262,7 @@ func (n natives) get(call goja.FunctionCall) goja.Value {
 		obj, rc, err := n.b.Get(ctx, key, opts)
 		return func(vm *goja.Runtime) (goja.Value, error) {
 			if err != nil {
-				return nil, thrown(vm, err)
+				return nil, worker.ErrorOf(vm, err)
 			}
 			if obj == nil {
 				return goja.Null(), nil
@@ -313,7 +299,7 @@ func (n natives) put(call goja.FunctionCall) goja.Value {
 		rc.Close()
 		return func(vm *goja.Runtime) (goja.Value, error) {
 			if err != nil {
-				return nil, thrown(vm, err)
+				return nil, worker.ErrorOf(vm, err)
 			}
 			return objectValue(vm, obj), nil
 		}
@@ -331,7 +317,7 @@ func (n natives) delete(call goja.FunctionCall) goja.Value {
 		err := n.b.Delete(ctx, keys...)
 		return func(vm *goja.Runtime) (goja.Value, error) {
 			if err != nil {
-				return nil, thrown(vm, err)
+				return nil, worker.ErrorOf(vm, err)
 			}
 			return goja.Undefined(), nil
 		}
@@ -377,7 +363,7 @@ func (n natives) list(call goja.FunctionCall) goja.Value {
 		}
 		return func(vm *goja.Runtime) (goja.Value, error) {
 			if err != nil {
-				return nil, thrown(vm, err)
+				return nil, worker.ErrorOf(vm, err)
 			}
 			return vm.ToValue(string(text)), nil
 		}
@@ -394,7 +380,7 @@ func (n natives) create(call goja.FunctionCall) goja.Value {
 		id, err := n.b.CreateMultipart(ctx, key, mo)
 		return func(vm *goja.Runtime) (goja.Value, error) {
 			if err != nil {
-				return nil, thrown(vm, err)
+				return nil, worker.ErrorOf(vm, err)
 			}
 			return vm.ToValue(id), nil
 		}
@@ -423,7 +409,7 @@ func (n natives) uploadPart(call goja.FunctionCall) goja.Value {
 		rc.Close()
 		return func(vm *goja.Runtime) (goja.Value, error) {
 			if err != nil {
-				return nil, thrown(vm, err)
+				return nil, worker.ErrorOf(vm, err)
 			}
 			return vm.ToValue(etag), nil
 		}
@@ -449,7 +435,7 @@ func (n natives) complete(call goja.FunctionCall) goja.Value {
 		obj, err := n.b.CompleteMultipart(ctx, key, id, parts)
 		return func(vm *goja.Runtime) (goja.Value, error) {
 			if err != nil {
-				return nil, thrown(vm, err)
+				return nil, worker.ErrorOf(vm, err)
 			}
 			return objectValue(vm, obj), nil
 		}
@@ -463,7 +449,7 @@ func (n natives) abort(call goja.FunctionCall) goja.Value {
 		err := n.b.AbortMultipart(ctx, key, id)
 		return func(vm *goja.Runtime) (goja.Value, error) {
 			if err != nil {
-				return nil, thrown(vm, err)
+				return nil, worker.ErrorOf(vm, err)
 			}
 			return goja.Undefined(), nil
 		}
