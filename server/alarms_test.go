@@ -3,7 +3,6 @@ package server
 import (
 	"context"
 	"io"
-	"log/slog"
 	"net/http"
 	"path/filepath"
 	"strconv"
@@ -44,31 +43,7 @@ func startAlarmNode(t *testing.T, store bucket.Store) string {
 	if _, err := deploy.Deploy(context.Background(), store, "../cmd/celld/testdata/alarms", deploy.Options{Capabilities: deploy.Served()}); err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	ready := make(chan string, 1)
-	done := make(chan error, 1)
-	go func() {
-		done <- Run(ctx, Options{Store: store, Node: "alarms", Listen: "127.0.0.1:0", InternalListen: "127.0.0.1:0",
-			Version: "test", TTL: 5 * time.Second, StateDir: filepath.Join(t.TempDir(), "state"),
-			Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), OnReady: func(pub, _ string) { ready <- pub }})
-	}()
-	t.Cleanup(func() {
-		cancel()
-		select {
-		case <-done:
-		case <-time.After(30 * time.Second):
-			t.Error("node did not stop")
-		}
-	})
-	select {
-	case a := <-ready:
-		return "http://" + a
-	case err := <-done:
-		t.Fatalf("node exited: %v", err)
-	case <-time.After(30 * time.Second):
-		t.Fatal("node not ready")
-	}
-	return ""
+	return runTestNode(t, Options{Store: store, Node: "alarms"})
 }
 
 // The output gate holds a response that revealed an alarm installation

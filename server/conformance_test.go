@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"io"
-	"log/slog"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -114,36 +113,8 @@ func startFixtureNode(t *testing.T, dir string) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	if _, err := deploy.Deploy(ctx, store, dir, deploy.Options{Capabilities: deploy.Served()}); err != nil {
-		cancel()
+	if _, err := deploy.Deploy(context.Background(), store, dir, deploy.Options{Capabilities: deploy.Served()}); err != nil {
 		t.Fatalf("deploy: %v", err)
 	}
-	ready := make(chan string, 1)
-	done := make(chan error, 1)
-	go func() {
-		done <- Run(ctx, Options{
-			Store: store, Node: "conformance-" + strconv.Itoa(os.Getpid()), Listen: "127.0.0.1:0", InternalListen: "127.0.0.1:0",
-			Version: "test", TTL: 5 * time.Second, StateDir: filepath.Join(tmp, "state"),
-			Logger:  slog.New(slog.NewTextHandler(io.Discard, nil)),
-			OnReady: func(public, _ string) { ready <- public },
-		})
-	}()
-	t.Cleanup(func() {
-		cancel()
-		select {
-		case <-done:
-		case <-time.After(30 * time.Second):
-			t.Error("node did not stop")
-		}
-	})
-	select {
-	case addr := <-ready:
-		return "http://" + addr
-	case err := <-done:
-		t.Fatalf("node exited: %v", err)
-	case <-time.After(30 * time.Second):
-		t.Fatal("node not ready in 30s")
-	}
-	return ""
+	return runTestNode(t, Options{Store: store, Node: "conformance-" + strconv.Itoa(os.Getpid()), StateDir: filepath.Join(tmp, "state")})
 }

@@ -75,30 +75,8 @@ export default {
 		t.Fatal(err)
 	}
 	logs := &syncBuffer{}
-	ready := make(chan string, 1)
-	done := make(chan error, 1)
-	go func() {
-		done <- Run(ctx, Options{
-			Store: store, Node: "poison", Listen: "127.0.0.1:0", InternalListen: "127.0.0.1:0", Version: "test",
-			TTL: 5 * time.Second, StateDir: filepath.Join(tmp, "state"),
-			Logger:  slog.New(slog.NewTextHandler(logs, nil)),
-			OnReady: func(public, _ string) { ready <- "http://" + public },
-		})
-	}()
-	t.Cleanup(func() {
-		cancel()
-		select {
-		case <-done:
-		case <-time.After(30 * time.Second):
-			t.Error("node did not stop")
-		}
-	})
-	var base string
-	select {
-	case base = <-ready:
-	case err := <-done:
-		t.Fatalf("node exited: %v", err)
-	}
+	base := runTestNode(t, Options{Store: store, Node: "poison", StateDir: filepath.Join(tmp, "state"),
+		Logger: slog.New(slog.NewTextHandler(logs, nil))})
 	get := func(path string) (int, string, string) {
 		t.Helper()
 		resp, err := http.Get(base + path)
