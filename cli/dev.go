@@ -13,7 +13,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"time"
 
@@ -160,8 +159,9 @@ func runDev(ctx context.Context, out, errw io.Writer, version, dir string, o *de
 			OnLoadError: func(version string, err error) {
 				fmt.Fprintf(errw, "✘ version %s does not start (still serving the previous version):\n%v\n", version, err)
 			},
-			RequestLog: devRequestLog(out, o.NoLog),
 		},
+		// The access log is the request log, printed by devLogHandler.
+		AccessLog: !o.NoLog,
 		// One node: its own timers fire its alarms; the waker only picks up
 		// alarms of cells evicted while idle, so it may scan often.
 		WakerTick: time.Second,
@@ -270,18 +270,6 @@ func devListen(o *devOptions) (string, error) {
 		port = strconv.Itoa(o.Port)
 	}
 	return net.JoinHostPort(host, port), nil
-}
-
-func devRequestLog(out io.Writer, off bool) func(method, path string, status int, took time.Duration) {
-	if off {
-		return nil
-	}
-	var mu sync.Mutex
-	return func(method, path string, status int, took time.Duration) {
-		mu.Lock()
-		defer mu.Unlock()
-		fmt.Fprintf(out, "%s %s %d %s\n", method, path, status, took.Round(time.Millisecond/10))
-	}
 }
 
 // syncDevVars makes the dev bucket's secrets of the Worker exactly the

@@ -43,6 +43,9 @@ var envVars = []envVar{
 	{Name: "CELLD_ASSET_CACHE_DIR", Meaning: "directory of that cache; default: asset-cache-<node> beside CELLD_WATCH"},
 	{Name: "CELLD_RELEASES", Default: "128", Meaning: "cell releases in flight at most during a drain", Min: 1, Max: 100000},
 	{Name: "CELLD_SHUTDOWN_DRAIN_MS", Default: "25000", Meaning: "a drain (SIGTERM, SIGINT, POST /shutdown) ends after this many ms even if cells remain", Min: 1, Max: 3600000},
+	{Name: "CELLD_LOG_FORMAT", Default: "text", Meaning: "log lines on stderr as slog text (key=value) or JSON, one object per line", Choices: []string{"text", "json"}},
+	{Name: "CELLD_LOG_LEVEL", Default: "info", Meaning: "least severe log lines written (console.debug is debug, console.log/info info)", Choices: []string{"debug", "info", "warn", "error"}},
+	{Name: "CELLD_ACCESS_LOG", Default: "0", Meaning: "1: log one line per public request (method, path, status, duration_ms, bytes, request_id); celld dev always prints them", Choices: []string{"0", "1"}},
 	{Name: "CELLD_DURABILITY", Default: "bucket", Meaning: "how a write is proven durable before its output: bucket (LTX upload + ownership re-check)", Choices: []string{"bucket"}},
 }
 

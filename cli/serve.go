@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
 	"net"
 	"os"
 	"time"
@@ -37,10 +36,17 @@ func serveCommand(g *globals) *cli.Command {
 			&cli.StringFlag{Name: "advertise", Usage: "internal address peers reach this node at (default: the internal listener)", Sources: cli.EnvVars("CELLD_ADVERTISE"), Destination: &o.Advertise},
 			&cli.BoolFlag{Name: "unsafe-public-advertise", Usage: "allow --advertise to be a public IP address (peer traffic is signed, not encrypted)", Destination: &o.UnsafePublicAdvertise},
 		},
-		Action: func(ctx context.Context, cmd *cli.Command) error {
+		Action: func(ctx context.Context, cmd *cli.Command) (err error) {
 			if err := checkEnv(os.Environ()); err != nil {
 				return err
 			}
+			ls, err := readLogSettings()
+			if err != nil {
+				return err
+			}
+			log := ls.logger(cmd.Root().ErrWriter)
+			// In JSON mode the outcome is the log's last line, not main's.
+			defer func() { err = ls.reportJSON(log, err) }()
 			if err := checkAdvertise(o, cmd.IsSet("internal-listen")); err != nil {
 				return err
 			}
@@ -134,7 +140,6 @@ func serveCommand(g *globals) *cli.Command {
 				internal.Close()
 				return err
 			}
-			log := slog.New(slog.NewTextHandler(cmd.Root().ErrWriter, nil))
 			err = server.Run(ctx, server.Options{
 				Store: s, Node: o.Node, Listen: o.Listen, InternalListen: o.InternalListen, Advertise: o.Advertise,
 				Version: cmd.Root().Version, TTL: time.Duration(ttl) * time.Millisecond, Logger: log, WaitForPrevious: true,
@@ -147,6 +152,7 @@ func serveCommand(g *globals) *cli.Command {
 				WakerTick: time.Duration(wakerTick) * time.Millisecond,
 				Listener:  pub, InternalListener: internal,
 				MaxWebSockets: int(maxSockets),
+				AccessLog:     os.Getenv("CELLD_ACCESS_LOG") == "1",
 			})
 			var fe *server.FenceError
 			var sf *server.StoreFaultError

@@ -52,7 +52,11 @@ func (n *Node) run(f core.Effect) {
 			case core.IfMatch:
 				cond = bucket.IfMatch(f.ETag)
 			}
+			start := time.Now()
 			o, err := n.store.Put(ctx, f.Key, f.Data, cond)
+			if n.cfg.OnRenewal != nil && f.Cond == core.IfMatch && f.Key == core.LeaseKey(n.cfg.Node) {
+				n.cfg.OnRenewal(bucket.OutcomeOf(err).String(), time.Since(start))
+			}
 			d := core.Done{Now: n.nowMS(), Op: f.Op, ETag: o.ETag}
 			switch bucket.OutcomeOf(err) {
 			case bucket.Applied:

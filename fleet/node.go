@@ -65,6 +65,11 @@ type Config struct {
 	Logger    *slog.Logger
 	// Now is the clock (tests); default time.Now.
 	Now func() time.Time
+	// OnRenewal, when set, hears of every lease renewal write (the CAS
+	// of nodes/<node>.json) once it settles: its outcome (bucket.Outcome
+	// names) and how long it took. Called off the decision loop; it must
+	// not block.
+	OnRenewal func(outcome string, took time.Duration)
 }
 
 // Node is a running lease holder. All decisions run on one goroutine.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -19,6 +20,7 @@ type Cell struct {
 	owner *fleet.Owner
 	db    *cell.DB
 	repl  *cell.Replicator
+	log   *slog.Logger // the host's, with the cell and its epoch
 
 	ctx    context.Context // ends with the ownership, or when the gate refuses
 	cancel context.CancelCauseFunc
@@ -43,6 +45,10 @@ func (c *Cell) DB() *cell.DB { return c.db }
 
 // Path is the database file.
 func (c *Cell) Path() string { return c.db.Path() }
+
+// Log is the host's logger with the cell's name and epoch ("cell",
+// "epoch"): every line about the cell carries both.
+func (c *Cell) Log() *slog.Logger { return c.log }
 
 // Phase is where the cell is in its life.
 func (c *Cell) Phase() Phase { return c.phase.Load().(Phase) }
@@ -71,18 +77,22 @@ func (c *Cell) Gate(ctx context.Context) error {
 	if txid <= c.confirmed.Load() {
 		return nil // nothing written since the last confirmation
 	}
+	start := time.Now()
 	err := c.repl.WaitDurable(ctx, txid)
 	if err == nil {
 		err = c.confirm(ctx, txid)
 	}
 	if err != nil && ctx.Err() != nil {
+		c.h.gateWaited("withheld", start)
 		return fmt.Errorf("output of %s withheld: %w", c.name, context.Cause(ctx))
 	}
 	if err != nil {
-		c.h.log.Error("output gate refused", "cell", c.name, "txid", txid, "err", err)
+		c.h.gateWaited("refused", start)
+		c.log.Error("output gate refused", "txid", txid, "err", err)
 		c.cancel(fmt.Errorf("output gate: %w", err))
 		return fmt.Errorf("output of %s withheld: %w", c.name, err)
 	}
+	c.h.gateWaited("passed", start)
 	return nil
 }
 
@@ -167,19 +177,19 @@ func (c *Cell) Stop(ctx context.Context, phase Phase) error {
 	defer c.phase.Store(PhaseStopped)
 	flushErr := c.Flush(ctx)
 	if flushErr != nil {
-		c.h.log.Error("flush cell to the bucket", "cell", c.name, "err", flushErr)
+		c.log.Error("flush cell to the bucket", "err", flushErr)
 	}
 	if err := c.db.Close(); err != nil {
-		c.h.log.Warn("close cell database", "cell", c.name, "err", err)
+		c.log.Warn("close cell database", "err", err)
 	}
 	if c.Owned() {
 		if flushErr == nil {
 			if _, err := c.repl.Seal(ctx); err != nil {
-				c.h.log.Warn("seal cell history", "cell", c.name, "err", err)
+				c.log.Warn("seal cell history", "err", err)
 			}
 		}
 		if err := c.h.lease.Release(ctx, c.name); err != nil {
-			c.h.log.Warn("release cell", "cell", c.name, "err", err)
+			c.log.Warn("release cell", "err", err)
 			return errors.Join(flushErr, err)
 		}
 	}

@@ -65,6 +65,18 @@ type Host struct {
 	lease     Lease
 	log       *slog.Logger
 	restoring atomic.Int32 // cells rebuilding from the bucket now
+
+	// OnGateWait, when set, hears of every output that waited in a
+	// cell's output gate: "passed", "withheld" (its caller went away) or
+	// "refused" (the write or the ownership could not be confirmed), and
+	// for how long. Set it before the first Open; it must not block.
+	OnGateWait func(outcome string, took time.Duration)
+}
+
+func (h *Host) gateWaited(outcome string, start time.Time) {
+	if h.OnGateWait != nil {
+		h.OnGateWait(outcome, time.Since(start))
+	}
 }
 
 // New returns a host for cells in store owned under lease. A nil log
@@ -146,7 +158,7 @@ func (h *Host) start(name, path string, owner *fleet.Owner, from cell.RestoreInf
 		db.Close()
 		return nil, h.abandon(name, fmt.Errorf("replicate: %w", err))
 	}
-	c := &Cell{h: h, name: name, owner: owner, db: db, repl: repl}
+	c := &Cell{h: h, name: name, owner: owner, db: db, repl: repl, log: h.log.With("cell", name, "epoch", owner.Epoch)}
 	c.ctx, c.cancel = context.WithCancelCause(owner.Context())
 	c.confirmed.Store(from.TXID)
 	c.phase.Store(PhaseOwned)

@@ -2,11 +2,13 @@ package server
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/celldgo/celld/cell"
+	"github.com/celldgo/celld/metrics"
 	"github.com/celldgo/celld/server/api"
 	"github.com/celldgo/celld/wake"
 	"github.com/celldgo/celld/worker"
@@ -68,7 +70,7 @@ func (o *objects) objectOptions(r *resident) worker.ObjectOptions {
 		}
 		return r.obj.Alarm(ctx)
 	})
-	return worker.ObjectOptions{OnAlarm: r.onAlarm}
+	return worker.ObjectOptions{OnAlarm: r.onAlarm, Epoch: r.hc.Epoch()}
 }
 
 // onAlarm runs on the object's loop after a committed alarm change.
@@ -174,19 +176,29 @@ func (o *objects) fireAlarm(r *resident) {
 	defer cancel()
 	o.alarmsFired.Add(1)
 	_, due := r.armed()
+	start := time.Now()
 	res, err := r.alarm.run(ctx)
 	if err == nil && res.Ran {
 		o.noteLateness(res.Started.Sub(time.UnixMilli(due)))
 	}
-	if gerr := r.gate(ctx); gerr != nil {
-		o.log.Warn("alarm outcome not confirmed", "cell", r.cell, "err", gerr)
+	gerr := r.gate(ctx)
+	if err == nil && res.Ran {
+		var threw error
+		if res.Err != nil {
+			threw = res.Err
+		}
+		o.metrics.Request(metrics.KindAlarm, metrics.Outcome(errors.Join(threw, gerr)), time.Since(start))
+		o.metrics.AlarmFired(res.Err != nil && res.State.Set && res.State.Retry > 0)
+	}
+	if gerr != nil {
+		r.hc.Log().Warn("alarm outcome not confirmed", "err", gerr)
 		return
 	}
 	switch {
 	case err != nil:
-		o.log.Debug("alarm not run", "cell", r.cell, "err", err)
+		r.hc.Log().Debug("alarm not run", "err", err)
 	case res.Err != nil:
-		o.log.Info("alarm handler threw", "cell", r.cell, "error", res.Err.Error(), "retry", res.State.Retry)
+		r.hc.Log().Info("alarm handler threw", "error", res.Err.Error(), "retry", res.State.Retry)
 	}
 	if err == nil && !res.Ran && res.State.Set {
 		r.arm(true, res.State.Deadline) // early (clock): arm again

@@ -1,60 +1,9 @@
 package server
 
 import (
-	"bufio"
 	"html"
-	"net"
 	"net/http"
-	"time"
 )
-
-// devWrap adds celld dev's request log to h; a fleet node gets h as is.
-func (s *node) devWrap(h http.Handler) http.Handler {
-	if s.opts.Dev == nil || s.opts.Dev.RequestLog == nil {
-		return h
-	}
-	logf := s.opts.Dev.RequestLog
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		start := time.Now()
-		sw := &statusWriter{ResponseWriter: w, status: http.StatusOK}
-		h.ServeHTTP(sw, r)
-		logf(r.Method, r.URL.RequestURI(), sw.status, time.Since(start))
-	})
-}
-
-type statusWriter struct {
-	http.ResponseWriter
-	status int
-	wrote  bool
-}
-
-func (w *statusWriter) WriteHeader(code int) {
-	if !w.wrote {
-		w.status, w.wrote = code, true
-	}
-	w.ResponseWriter.WriteHeader(code)
-}
-
-func (w *statusWriter) Write(b []byte) (int, error) {
-	w.wrote = true
-	return w.ResponseWriter.Write(b)
-}
-
-// Flush keeps streamed responses streaming through the wrapper.
-func (w *statusWriter) Flush() {
-	if f, ok := w.ResponseWriter.(http.Flusher); ok {
-		f.Flush()
-	}
-}
-
-// Hijack hands the connection over (a WebSocket upgrade), logged as 101.
-func (w *statusWriter) Hijack() (net.Conn, *bufio.ReadWriter, error) {
-	w.status, w.wrote = http.StatusSwitchingProtocols, true
-	return http.NewResponseController(w.ResponseWriter).Hijack()
-}
-
-// Unwrap lets http.ResponseController reach the connection.
-func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 // writeDevErrorPage answers a browser whose request made the Worker throw.
 func writeDevErrorPage(w http.ResponseWriter, r *http.Request, exception string) {

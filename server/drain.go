@@ -161,6 +161,7 @@ func (o *objects) beginDrain(preserve bool, timeout time.Duration, releases int)
 	o.drain.deadline = o.drain.started.Add(timeout)
 	o.drain.cells.Store(int64(len(o.residents) + len(o.activating)))
 	o.drain.active.Store(true)
+	o.metrics.DrainStarted()
 	if o.waker != nil {
 		// A draining node wakes nothing: hand the waker role on now, so a
 		// peer picks up the alarms of the cells this drain releases.

@@ -6,6 +6,8 @@ import (
 	"net/http"
 	"sync/atomic"
 	"time"
+
+	"github.com/celldgo/celld/metrics"
 )
 
 // idleTimeout closes a keep-alive connection that has sent nothing for this
@@ -59,8 +61,18 @@ func (s *switchHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // startingHandler answers while the node runs its storage test and waits
 // for its lease: health and /state say "starting", anything else is a 503
 // to retry.
-func startingHandler(node string) http.Handler {
+// /metrics (m, on the internal listener) answers already: the storage
+// test's bucket calls and the lease wait are worth watching.
+func startingHandler(node string, m *metrics.Metrics) http.Handler {
+	var scrape http.Handler
+	if m != nil {
+		scrape = m.Handler()
+	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if scrape != nil && r.URL.Path == "/metrics" {
+			scrape.ServeHTTP(w, r)
+			return
+		}
 		w.Header().Set("Retry-After", "1")
 		switch r.URL.Path {
 		case "/__celld/health":

@@ -17,6 +17,7 @@ import (
 	"github.com/celldgo/celld/deploy"
 	"github.com/celldgo/celld/fleet"
 	"github.com/celldgo/celld/host"
+	"github.com/celldgo/celld/metrics"
 	"github.com/celldgo/celld/wake"
 	"github.com/celldgo/celld/worker"
 )
@@ -41,6 +42,7 @@ type objects struct {
 	// worker default; negative: never).
 	hibernate time.Duration
 	log       *slog.Logger
+	metrics   *metrics.Metrics // nil: none (tests that build objects alone)
 	// now is the clock every decision here reads (idle eviction, the
 	// remote cache, drain deadlines): time.Now unless a test sets one.
 	now func() time.Time
@@ -233,6 +235,7 @@ func (o *objects) local(ctx context.Context, class, id string) (worker.ObjectHan
 		if o.max > 0 && len(o.residents)+len(o.activating) >= o.max {
 			n := len(o.residents)
 			o.mu.Unlock()
+			o.metrics.Activation("full", 0)
 			return nil, fmt.Errorf("activate %s: %w (%d resident, CELLD_MAX_RESIDENT_CELLS=%d)", name, ErrFull, n, o.max)
 		}
 		ap := o.app
@@ -240,7 +243,9 @@ func (o *objects) local(ctx context.Context, class, id string) (worker.ObjectHan
 		o.activating[name] = a
 		o.mu.Unlock()
 
+		start := time.Now()
 		a.r, a.err = o.activate(ctx, ap, name, class, id)
+		o.metrics.Activation(activationOutcome(ctx, a.err), time.Since(start))
 		o.mu.Lock()
 		delete(o.activating, name)
 		if a.err == nil {
@@ -288,7 +293,7 @@ func (o *objects) activate(ctx context.Context, ap *app, name, class, id string)
 		return nil, fmt.Errorf("activate %s: %w", name, err)
 	}
 	o.served(name)
-	o.log.Debug("cell activated", "cell", name, "epoch", hc.Epoch())
+	hc.Log().Debug("cell activated")
 	return r, nil
 }
 
@@ -317,13 +322,18 @@ func (o *objects) start(ap *app, h cell.Handler, class, id string, hc *host.Cell
 // object dies by itself.
 func (o *objects) watch(r *resident) {
 	var why string
+	lost := false
 	select {
 	case <-r.hc.Context().Done():
-		why = context.Cause(r.hc.Context()).Error()
+		why, lost = context.Cause(r.hc.Context()).Error(), true
 	case <-r.objectDone():
 		why = "object stopped"
 	}
-	o.stopResident(r, why)
+	// A cell still resident when its context ends was not stopped by
+	// this node: its ownership was lost or its output gate refused.
+	if o.stopResident(r, why) && lost {
+		o.metrics.CellFenced()
+	}
 }
 
 // detach removes r from the resident set and marks it stopping. Call
@@ -357,7 +367,7 @@ func (o *objects) stopOne(r *resident, why string) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	if err := r.closeObject(ctx); err != nil {
-		o.log.Warn("stop object", "cell", r.cell, "err", err)
+		r.hc.Log().Warn("stop object", "err", err)
 	}
 	r.stopAlarm()
 	// Everything committed goes to the bucket before the cell is
@@ -373,7 +383,7 @@ func (o *objects) stopOne(r *resident, why string) {
 	}
 	o.mu.Unlock()
 	r.hc.Stop(ctx, phase)
-	o.log.Debug("cell stopped", "cell", r.cell, "why", why)
+	r.hc.Log().Debug("cell stopped", "why", why)
 	o.mu.Lock()
 	if ch := o.stopping[r.cell]; ch != nil {
 		close(ch)
@@ -419,8 +429,18 @@ type handle struct{ r *resident }
 func (h handle) Fetch(ctx context.Context, req *worker.Request) (*worker.Response, error) {
 	h.r.inflight.Add(1)
 	done := h.r.done
+	start := time.Now()
 	resp, err := h.r.obj.Fetch(ctx, req)
-	if gerr := h.r.gate(ctx); gerr != nil {
+	gerr := h.r.gate(ctx)
+	switch {
+	case gerr != nil:
+		h.r.o.metrics.Request(metrics.KindObjectFetch, metrics.StatusClass(http.StatusServiceUnavailable), time.Since(start))
+	case err != nil:
+		h.r.o.metrics.Request(metrics.KindObjectFetch, metrics.Outcome(err), time.Since(start))
+	default:
+		h.r.o.metrics.Request(metrics.KindObjectFetch, metrics.StatusClass(resp.Status), time.Since(start))
+	}
+	if gerr != nil {
 		if resp != nil && resp.Stream != nil {
 			resp.Stream.Close()
 		}
@@ -470,8 +490,11 @@ func (g *gatedStream) Close() error {
 func (h handle) Call(ctx context.Context, method string, args []byte) ([]byte, error) {
 	h.r.inflight.Add(1)
 	defer h.r.done()
+	start := time.Now()
 	res, err := h.r.obj.Call(ctx, method, args)
-	if gerr := h.r.gate(ctx); gerr != nil {
+	gerr := h.r.gate(ctx)
+	h.r.o.metrics.Request(metrics.KindRPC, metrics.Outcome(errors.Join(err, gerr)), time.Since(start))
+	if gerr != nil {
 		return nil, gerr
 	}
 	return res, err
@@ -494,16 +517,18 @@ func (r *resident) gate(ctx context.Context) error {
 	return nil
 }
 
-// stopResident stops r if it is still resident.
-func (o *objects) stopResident(r *resident, why string) {
+// stopResident stops r if it is still resident, and reports whether it
+// was.
+func (o *objects) stopResident(r *resident, why string) bool {
 	o.mu.Lock()
 	if o.residents[r.cell] != r {
 		o.mu.Unlock()
-		return
+		return false
 	}
 	v := o.detach(r)
 	o.mu.Unlock()
 	o.stopAll([]*resident{v}, why)
+	return true
 }
 
 // touch marks r used now.

@@ -56,7 +56,7 @@ func (o *objects) preserveAll(node, session, advertise string) error {
 	for _, r := range rs {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		if err := r.closeObject(ctx); err != nil {
-			o.log.Warn("stop object", "cell", r.cell, "err", err)
+			r.hc.Log().Warn("stop object", "err", err)
 		}
 		pos, ok, err := r.hc.Preserve(ctx)
 		cancel()
@@ -119,7 +119,7 @@ func (o *objects) resume(ctx context.Context, st *resumeState) {
 	resumed := 0
 	for _, rc := range st.Cells {
 		if err := o.resumeOne(ctx, rc); err != nil {
-			o.log.Warn("cell not resumed; it will restore from the bucket", "cell", rc.Cell, "err", err)
+			o.log.Warn("cell not resumed; it will restore from the bucket", "cell", rc.Cell, "epoch", rc.Epoch, "err", err)
 			os.Remove(rc.Path)
 			os.Remove(rc.Path + "-wal")
 			os.Remove(rc.Path + "-shm")

@@ -65,9 +65,9 @@ func (o *objects) retain(ctx context.Context, r *resident, current bool) {
 	report := func(what string, n int, err error) {
 		switch {
 		case err != nil:
-			o.log.Warn(what, "cell", r.cell, "err", err)
+			r.hc.Log().Warn(what, "err", err)
 		case n > 0:
-			o.log.Debug(what, "cell", r.cell, "objects", n)
+			r.hc.Log().Debug(what, "objects", n)
 		}
 	}
 	n, err := cell.Retire(ctx, o.store, r.cell, o.retention, o.now(), confirm)

@@ -16,6 +16,7 @@ import (
 	"net"
 	"net/http"
 	"path/filepath"
+	"sync/atomic"
 	"time"
 
 	"github.com/celldgo/celld/bucket"
@@ -23,6 +24,7 @@ import (
 	"github.com/celldgo/celld/diagnose"
 	"github.com/celldgo/celld/fleet"
 	"github.com/celldgo/celld/host"
+	"github.com/celldgo/celld/metrics"
 	"github.com/celldgo/celld/wake"
 )
 
@@ -92,6 +94,10 @@ type Options struct {
 	// WakerTick is how often the node holding the waker role scans the due
 	// wake entries (CELLD_WAKER_TICK_MS). Default wake.DefaultTick.
 	WakerTick time.Duration
+	// AccessLog logs one line per public request once it is answered
+	// (CELLD_ACCESS_LOG; always on in celld dev): method, path, status,
+	// duration_ms, bytes, request_id, with "source"="access".
+	AccessLog bool
 	// MaxWebSockets refuses a WebSocket handshake (503) beyond this many
 	// open client sockets (CELLD_MAX_WEBSOCKETS); 0 is no limit.
 	MaxWebSockets int
@@ -102,8 +108,6 @@ type DevOptions struct {
 	// OnLoadError hears once of a deployment that failed to load; the
 	// previous one keeps serving.
 	OnLoadError func(version string, err error)
-	// RequestLog hears of every public request once it is answered.
-	RequestLog func(method, path string, status int, took time.Duration)
 	// HTMLErrors answers a browser (Accept: text/html) whose request made
 	// the Worker throw with an HTML page instead of the plain 500.
 	HTMLErrors bool
@@ -117,6 +121,7 @@ var testNodeHook func(*node)
 type node struct {
 	opts    Options
 	log     *slog.Logger
+	metrics *metrics.Metrics
 	fleet   *fleet.Node
 	apps    *apps
 	objects *objects
@@ -149,6 +154,10 @@ func Run(ctx context.Context, o Options) error {
 	if log == nil {
 		log = slog.Default()
 	}
+	// The node's own registry; its gauges read the node once it exists.
+	var cur atomic.Pointer[node]
+	m := metrics.New(func() metrics.Snapshot { return cur.Load().metricsSnapshot() })
+	o.Store = m.Wrap(o.Store)
 	// Bind both listeners before anything touches the bucket: an address
 	// that is taken or malformed fails here, having written nothing. From
 	// now on they answer — health 503 {"phase":"starting"} — while the
@@ -164,8 +173,8 @@ func Run(ctx context.Context, o Options) error {
 	}
 	defer internal.Close()
 	var pubH, intH switchHandler
-	pubH.set(startingHandler(o.Node))
-	intH.set(startingHandler(o.Node))
+	pubH.set(startingHandler(o.Node, nil))
+	intH.set(startingHandler(o.Node, m))
 	pubSrv := &http.Server{Handler: &pubH, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: idleTimeout}
 	intSrv := &http.Server{Handler: &intH, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: idleTimeout}
 	go pubSrv.Serve(pub)
@@ -209,7 +218,7 @@ func Run(ctx context.Context, o Options) error {
 		preserved = nil
 	}
 	fcfg := fleet.Config{Node: o.Node, Advertise: advertise, Version: o.Version, TTL: o.TTL, Margin: o.SkewMargin,
-		WaitForPrevious: o.WaitForPrevious, Logger: log}
+		WaitForPrevious: o.WaitForPrevious, Logger: log, OnRenewal: m.LeaseRenewal}
 	if preserved != nil {
 		fcfg.ResumeSession = preserved.Session
 	}
@@ -224,6 +233,8 @@ func Run(ctx context.Context, o Options) error {
 		cell.MaxCellBytes = o.MaxCellBytes
 	}
 	objs := newObjects(o.Store, fn, o.StateDir, o.IdleEvict, log)
+	objs.metrics = m
+	objs.host.OnGateWait = m.GateWait
 	objs.peer = newPeer(secret, o.Node, objs)
 	objs.max = o.MaxResident
 	objs.retention = o.LTXRetention
@@ -245,7 +256,7 @@ func Run(ctx context.Context, o Options) error {
 	if o.DrainTimeout <= 0 {
 		o.DrainTimeout = 25 * time.Second
 	}
-	n := &node{opts: o, log: log, fleet: fn, apps: &apps{store: o.Store, log: log, objects: objs}, objects: objs,
+	n := &node{opts: o, log: log, metrics: m, fleet: fn, apps: &apps{store: o.Store, log: log, objects: objs}, objects: objs,
 		advertise: advertise, shutdown: make(chan shutdownRequest, 1)}
 	if n.apps.assetCache, err = newAssetCache(n.apps, o); err != nil {
 		cctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
@@ -256,6 +267,7 @@ func Run(ctx context.Context, o Options) error {
 	if o.Dev != nil {
 		n.apps.onLoadError = o.Dev.OnLoadError
 	}
+	cur.Store(n)
 	if testNodeHook != nil {
 		testNodeHook(n)
 	}
@@ -292,7 +304,7 @@ func Run(ctx context.Context, o Options) error {
 	log.Info("node serving", "node", o.Node, "session", fn.Session(), "listen", pub.Addr().String(), "internal", internal.Addr().String(), "advertise", advertise)
 
 	pubMux := http.NewServeMux()
-	pubMux.Handle("/", n.devWrap(http.HandlerFunc(n.serveWorker)))
+	pubMux.Handle("/", n.publicWrap(http.HandlerFunc(n.serveWorker)))
 	pubMux.HandleFunc("GET /__celld/health", func(w http.ResponseWriter, r *http.Request) {
 		if !fn.Serving() || objs.drain.active.Load() {
 			w.Header().Set("Connection", "close")
@@ -307,8 +319,9 @@ func Run(ctx context.Context, o Options) error {
 		writeJSON(w, http.StatusOK, n.state())
 	})
 	intMux.HandleFunc("POST /shutdown", n.serveShutdown)
+	intMux.Handle("GET /metrics", m.Handler())
 	pubH.set(pubMux)
-	intH.set(intMux)
+	intH.set(n.internalWrap(intMux))
 	if o.OnReady != nil {
 		o.OnReady(pub.Addr().String(), internal.Addr().String())
 	}
@@ -316,6 +329,7 @@ func Run(ctx context.Context, o Options) error {
 	select {
 	case <-fn.Fenced():
 		// Write nothing more; exit at once.
+		m.SelfFence(fn.FenceReason())
 		return &FenceError{Reason: fn.FenceReason()}
 	case <-ctx.Done():
 		log.Info("shutting down", "node", o.Node, "cause", "signal")

@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"encoding/json"
+	"log/slog"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -394,22 +395,25 @@ func TestWebSocket_ErrorsAndLimits(t *testing.T) {
 	}
 }
 
-// TestWebSocket_ThroughDevRequestLog: celld dev's request log wraps the
-// response writer; an upgrade still goes through and is logged as 101.
-func TestWebSocket_ThroughDevRequestLog(t *testing.T) {
+// TestWebSocket_ThroughAccessLog: the access log wraps the response
+// writer; an upgrade still goes through and is logged as 101.
+func TestWebSocket_ThroughAccessLog(t *testing.T) {
 	logged := make(chan int, 8)
 	n := startWSNode(t, func(o *Options) {
-		o.Dev = &DevOptions{RequestLog: func(method, path string, status int, took time.Duration) {
-			if path == "/echo" {
-				logged <- status
+		o.AccessLog = true
+		o.Logger = slog.New(recordHandler(func(r slog.Record) {
+			a := recordAttrs(r)
+			if a["source"] == "access" && a["path"] == "/echo" {
+				logged <- int(a["status"].(int64))
 			}
-		}}
+		}))
 	})
 	c := dialWS(t, wsURL(n.public, "/echo"))
 	c.WriteMessage(websocket.TextMessage, []byte("dev"))
 	if got := readText(t, c); got != "echo dev" {
 		t.Fatalf("echo: %q", got)
 	}
+	c.Close() // the line is written when the handler returns
 	select {
 	case status := <-logged:
 		if status != http.StatusSwitchingProtocols {

@@ -34,7 +34,11 @@ func registerCoreNatives(set func(string, nativeFunc)) {
 		case "error":
 			level = slog.LevelError
 		}
-		iso.log.Log(context.Background(), level, call.Argument(1).String(), "source", "console")
+		if s := iso.scope; s != nil && s.requestID != "" {
+			iso.log.Log(context.Background(), level, call.Argument(1).String(), "source", "console", "request_id", s.requestID)
+		} else {
+			iso.log.Log(context.Background(), level, call.Argument(1).String(), "source", "console")
+		}
 		return goja.Undefined()
 	})
 	set("setTimer", (*isolate).setTimer)

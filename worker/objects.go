@@ -99,7 +99,11 @@ func (r *Runtime) NewObjectWith(class, id string, db *cell.DB, opts ObjectOption
 		o.hibernateAfter = DefaultHibernateAfter
 	}
 	o.ctx, o.cancel = context.WithCancel(r.ctx)
-	o.iso = newIsolateShell(r, -1, o.stop, r.log.With("object", class+":"+id), o)
+	log := r.log.With("cell", class+":"+id)
+	if opts.Epoch > 0 {
+		log = log.With("epoch", opts.Epoch)
+	}
+	o.iso = newIsolateShell(r, -1, o.stop, log, o)
 	if err := o.boot(); err != nil {
 		o.cancel()
 		return nil, fmt.Errorf("new object %s:%s: %w", class, id, err)
@@ -245,7 +249,8 @@ func (o *Object) Fetch(ctx context.Context, req *Request) (*Response, error) {
 	name, named := ObjectName(ctx)
 	ch := make(chan fetchResult, 1)
 	var jsReq goja.Value // set and read on the loop
-	posted := o.iso.post(func() { jsReq = o.startFetch(req, href, name, named, ch) })
+	id := RequestID(ctx)
+	posted := o.iso.post(func() { jsReq = o.startFetch(req, href, name, named, id, ch) })
 	entered()
 	if !posted {
 		return nil, ErrObjectClosed
@@ -282,7 +287,8 @@ func (o *Object) Call(ctx context.Context, method string, args []byte) ([]byte, 
 	}
 	name, named := ObjectName(ctx)
 	ch := make(chan callResult, 1)
-	posted := o.iso.post(func() { o.startCall(method, args, name, named, ch) })
+	id := RequestID(ctx)
+	posted := o.iso.post(func() { o.startCall(method, args, name, named, id, ch) })
 	entered()
 	if !posted {
 		return nil, ErrObjectClosed
@@ -330,7 +336,7 @@ func (o *Object) newEvent() (*objEvent, func() bool) {
 	return ev, finish
 }
 
-func (o *Object) startFetch(req *Request, href, name string, named bool, ch chan<- fetchResult) goja.Value {
+func (o *Object) startFetch(req *Request, href, name string, named bool, requestID string, ch chan<- fetchResult) goja.Value {
 	iso := o.iso
 	ev, finish := o.newEvent()
 	answer := func(resp *Response) {
@@ -374,11 +380,26 @@ func (o *Object) startFetch(req *Request, href, name string, named bool, ch chan
 			answer(resp)
 		})
 	}
+	o.scoped(ev, requestID)
 	o.admit(ev, name, named)
 	return jsReq
 }
 
-func (o *Object) startCall(method string, args []byte, name string, named bool, ch chan<- callResult) {
+// scoped runs ev in an event scope of its own when its caller gave a
+// request id, so that the console output of its code, and of what that
+// code awaits, carries the id.
+func (o *Object) scoped(ev *objEvent, requestID string) {
+	if requestID == "" {
+		return
+	}
+	run := ev.run
+	ev.run = func() {
+		defer o.iso.enter(&eventScope{requestID: requestID})()
+		run()
+	}
+}
+
+func (o *Object) startCall(method string, args []byte, name string, named bool, requestID string, ch chan<- callResult) {
 	iso := o.iso
 	ev, finish := o.newEvent()
 	ev.fail = func(ex *Exception) {
@@ -414,6 +435,7 @@ func (o *Object) startCall(method string, args []byte, name string, named bool, 
 			}
 		})
 	}
+	o.scoped(ev, requestID)
 	o.admit(ev, name, named)
 }
 

@@ -42,6 +42,9 @@ type ObjectOptions struct {
 	OnAlarm func(cell.Alarm)
 	// Now is the clock alarms are compared with (default time.Now).
 	Now func() time.Time
+	// Epoch is the cell's epoch, logged with its name ("cell", "epoch")
+	// on every line about the object; 0 leaves it out.
+	Epoch uint64
 }
 
 // AlarmResult is what one Alarm call did.

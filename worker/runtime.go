@@ -291,7 +291,7 @@ func (r *Runtime) Fetch(ctx context.Context, req *Request) (*Response, error) {
 	defer r.load[i].Add(-1)
 	ch := make(chan fetchResult, 1)
 	var jsReq goja.Value // set on the loop, read only there
-	scope := &eventScope{}
+	scope := &eventScope{requestID: RequestID(ctx)}
 	if !iso.post(func() { jsReq = iso.startFetch(req, href, ch, scope) }) {
 		return nil, ErrClosed
 	}

@@ -16,7 +16,8 @@ import (
 // eventScope is what the isolate knows of one request while its code
 // runs. Loop-confined.
 type eventScope struct {
-	unavailable error // the first ErrUnavailable refusal of a call it made
+	unavailable error  // the first ErrUnavailable refusal of a call it made
+	requestID   string // the host's id of the request (WithRequestID), logged with console output
 
 	// calls ends the request's calls in flight (Durable Object calls,
 	// fetch()); each runs under its own context, released when it settles
@@ -27,6 +28,21 @@ type eventScope struct {
 	waits    int  // ctx.waitUntil promises it registered, still pending
 	answered bool // its response is complete
 	gone     bool // its client went away before the response
+}
+
+type requestIDKey struct{}
+
+// WithRequestID gives ctx a request id: the console output of the event
+// a Fetch or Call with this context runs, and of the calls it makes in
+// turn (Durable Object stubs), is logged with it as "request_id".
+func WithRequestID(ctx context.Context, id string) context.Context {
+	return context.WithValue(ctx, requestIDKey{}, id)
+}
+
+// RequestID is the request id of ctx ("" if none).
+func RequestID(ctx context.Context) string {
+	id, _ := ctx.Value(requestIDKey{}).(string)
+	return id
 }
 
 // errClientGone ends the Durable Object calls of a request whose client
@@ -40,6 +56,9 @@ var errClientGone = errors.New("the client disconnected before the response")
 func (s *eventScope) callContext(base context.Context) (ctx context.Context, settle func()) {
 	if s == nil {
 		return base, func() {}
+	}
+	if s.requestID != "" {
+		base = WithRequestID(base, s.requestID)
 	}
 	ctx, cancel := context.WithCancelCause(base)
 	if s.gone {

@@ -35,7 +35,7 @@ var dataPlane = []string{"d1", "kv", "r2", "queue", "assets"}
 // cmd; internal/ and bench/ are test and benchmark support, free to use
 // what they test.
 var Rules = func() []Rule {
-	below := []string{"bucket", "fleet", "diagnose", "deploy", "worker", "cell", "host", "server", "tui", "internal", "wake", "assets"}
+	below := []string{"bucket", "fleet", "diagnose", "deploy", "worker", "cell", "host", "server", "tui", "internal", "wake", "assets", "metrics"}
 	below = append(below, dataPlane...)
 	rs := []Rule{
 		{Package: "cmd/celld", May: []string{"cli"}},
@@ -52,7 +52,11 @@ var Rules = func() []Rule {
 		{Package: "host", May: []string{"cell", "fleet", "bucket"}, Ban: []string{engine}},
 		// Alarm wake-ups across the fleet: the wake/ layout and the waker.
 		{Package: "wake", May: []string{"bucket", "fleet"}, Ban: []string{engine}},
-		{Package: "server", May: append([]string{"bucket", "fleet", "diagnose", "deploy", "worker", "cell", "host", "server", "wake", "assets"}, dataPlane...)},
+		// A node's Prometheus series and the instrumented bucket client;
+		// the packages that report to it (server) import it, the ones
+		// below report through plain hooks and stay free of it.
+		{Package: "metrics", May: []string{"bucket"}, Ban: []string{engine}},
+		{Package: "server", May: append([]string{"bucket", "fleet", "diagnose", "deploy", "worker", "cell", "host", "server", "wake", "assets", "metrics"}, dataPlane...)},
 		{Package: "server/api"},
 		// tui reads node snapshots through server's wire types and finds
 		// nodes through fleet (which takes a bucket).
