@@ -32,6 +32,9 @@ func TestServe_RefusesBadSetupBeforeTouchingTheBucket(t *testing.T) {
 		{"state dir is a file", []string{"--node", "n1"}, map[string]string{"CELLD_WATCH": file}, "CELLD_WATCH " + file + " is a file"},
 		{"public port in use", []string{"--node", "n1", "--listen", taken.Addr().String()}, nil, "CELLD_ADDR / --listen"},
 		{"bad internal address", []string{"--node", "n1", "--internal-listen", "nonsense"}, nil, "CELLD_INTERNAL_ADDR / --internal-listen"},
+		{"log format", []string{"--node", "n1"}, map[string]string{"CELLD_LOG_FORMAT": "yaml"}, `CELLD_LOG_FORMAT="yaml": want one of text, json`},
+		{"log level", []string{"--node", "n1"}, map[string]string{"CELLD_LOG_LEVEL": "verbose"}, `CELLD_LOG_LEVEL="verbose": want one of debug, info, warn, error`},
+		{"access log", []string{"--node", "n1"}, map[string]string{"CELLD_ACCESS_LOG": "yes"}, `CELLD_ACCESS_LOG="yes": want one of 0, 1`},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -19,7 +19,9 @@ func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	err := cli.New(version).Run(ctx, os.Args)
 	stop()
-	if err != nil {
+	// An error already written to the log (serve in JSON mode) is not
+	// printed again.
+	if err != nil && !cli.Reported(err) {
 		fmt.Fprintf(os.Stderr, "celld: %v\n", err)
 		if hint := cli.HintOf(err); hint != "" {
 			fmt.Fprintf(os.Stderr, "Try: %s\n", hint)
