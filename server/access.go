@@ -17,6 +17,20 @@ import (
 // in its log, cheap enough for every request.
 func newRequestID() string { return fmt.Sprintf("%016x", rand.Uint64()) }
 
+// validRequestID accepts what newRequestID makes: a peer's header is
+// signed, but a log attribute should never carry more than an id.
+func validRequestID(s string) bool {
+	if len(s) != 16 {
+		return false
+	}
+	for _, c := range s {
+		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
+			return false
+		}
+	}
+	return true
+}
+
 // publicWrap is what every Worker request on the public listener passes
 // through: it gets an id (the request_id of its console lines and of its
 // access log line), it is counted in celld_requests_total (kind fetch, or

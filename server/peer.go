@@ -32,6 +32,9 @@ const (
 	// (worker.CallOrder), so the owner delivers a stub's concurrent
 	// events in call order.
 	headerCallOrder = "Celld-Call-Order"
+	// headerRequestID carries the id of the public request a forwarded
+	// call belongs to, for the owner's log lines (worker.WithRequestID).
+	headerRequestID = "Celld-Request-Id"
 	maxHops         = 2
 )
 
@@ -135,6 +138,9 @@ func peerObjectContext(w http.ResponseWriter, r *http.Request) (ctx context.Cont
 			return nil, "", "", nil, false
 		}
 		ctx = worker.WithCallOrder(ctx, o)
+	}
+	if v := r.Header.Get(headerRequestID); validRequestID(v) {
+		ctx = worker.WithRequestID(ctx, v)
 	}
 	return withFromPeer(withHops(ctx, hops)), class, id, q, true
 }
@@ -287,6 +293,9 @@ func (r remote) send(ctx context.Context, client *http.Client, path string, quer
 		req.Header.Set(headerCallOrder, o.String())
 	}
 	req.Header.Set(headerHops, strconv.Itoa(hopsFrom(ctx)+1))
+	if id := worker.RequestID(ctx); id != "" {
+		req.Header.Set(headerRequestID, id)
+	}
 	r.p.signer.Sign(req, body)
 	resp, err := client.Do(req)
 	var op *net.OpError
