@@ -38,7 +38,7 @@ func cellCommand(g *globals) *cli.Command {
 				}
 				return renderCells(cmd.Root().Writer, cells)
 			},
-		}},
+		}, cellExportCommand(g)},
 	}
 }
 

@@ -351,14 +351,14 @@ func TestKVKeyCommands(t *testing.T) {
 	keysFile := filepath.Join(dir, "keys.json")
 	os.WriteFile(keysFile, []byte(list), 0o644)
 	os.WriteFile(filepath.Join(dir, "more.json"), []byte(`["greeting", "nope"]`), 0o644)
-	got := mustRun(append([]string{"bulk", "get", filepath.Join(dir, "more.json")}, ns...)...)
-	if want := "{\n  \"greeting\": {\n    \"value\": \"hello\"\n  },\n  \"nope\": {\n    \"value\": null\n  }\n}\n\nSuccess!\n"; got != want {
-		t.Errorf("bulk get printed %q, want %q", got, want)
+	got, errOut, err := run(append([]string{"bulk", "get", filepath.Join(dir, "more.json"), "--format", "wrangler"}, ns...)...)
+	if want := "{\n  \"greeting\": {\n    \"value\": \"hello\"\n  },\n  \"nope\": {\n    \"value\": null\n  }\n}\n"; err != nil || got != want || errOut != "Success!\n" {
+		t.Errorf("bulk get --format wrangler printed %q (stderr %q, %v), want %q", got, errOut, err, want)
 	}
 	if _, _, err := run(append([]string{"bulk", "delete", keysFile}, ns...)...); ExitCode(err) != ExitUsage {
 		t.Errorf("bulk delete without a terminal or --force: exit %d (%v)", ExitCode(err), err)
 	}
-	out, errOut, err := run(append([]string{"bulk", "delete", keysFile, "-f"}, ns...)...)
+	out, errOut, err = run(append([]string{"bulk", "delete", keysFile, "-f"}, ns...)...)
 	if err != nil || out != "Success!\n" || errOut != "Deleted 100% (2 out of 2)\n" {
 		t.Errorf("bulk delete: %v, %q, %q", err, out, errOut)
 	}

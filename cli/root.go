@@ -92,8 +92,10 @@ func New(version string) *cli.Command {
 		Usage:                 "run Cloudflare Workers and Durable Objects on machines you own",
 		Version:               version,
 		EnableShellCompletion: true,
-		Writer:                os.Stdout,
-		ErrWriter:             os.Stderr,
+		// urfave/cli adds the completion command when the tree is set up.
+		ConfigureShellCompletionCommand: configureCompletion,
+		Writer:                          os.Stdout,
+		ErrWriter:                       os.Stderr,
 		// Errors are returned to main, which owns the exit code.
 		ExitErrHandler: func(context.Context, *cli.Command, error) {},
 		OnUsageError:   onUsageError,
@@ -144,5 +146,6 @@ func New(version string) *cli.Command {
 			c.OnUsageError = onUsageError
 		}
 	}
+	addExamples(root, "")
 	return root
 }

@@ -31,9 +31,12 @@ func topCommand(g *globals) *cli.Command {
 		Name:  "top",
 		Usage: "live fleet view: every node's health, cell counters, memory, lease and drain progress",
 		Description: "Finds the live nodes from their leases in the bucket (or polls the --node addresses) and asks each\n" +
-			"for GET /state on its internal listener every --interval. A node that stops answering is marked\n" +
-			"unreachable; one that exits after a drain shows as gone.\n\n" +
-			"Keys: ↑/↓ or j/k select, enter details, s sort, q quit.\n\n" +
+			"for GET /state on its internal listener every --interval (a summary from every node, the whole\n" +
+			"state from the selected one). Each node shows its request and 5xx rates and the Worker version it\n" +
+			"serves. A node that stops answering is marked unreachable; dead once its lease has expired (it\n" +
+			"stopped without a drain); gone when it exits after a drain.\n\n" +
+			"Keys: ↑/↓ or j/k select, enter details, s/S sort by the next/previous column, r reverse,\n" +
+			"/ filter nodes and cells, ? help, q quit.\n\n" +
 			"With --once or --json, or when stdout is not a terminal, prints one snapshot and exits:\n" +
 			"0 when at least one node answered, 1 when none did, 2 on bad flags or an unreachable bucket.",
 		Flags: []cli.Flag{
@@ -84,7 +87,7 @@ func topSource(g *globals, o *topOptions) (tui.Source, error) {
 
 // topOnce polls once and prints the snapshot.
 func topOnce(ctx context.Context, w io.Writer, src tui.Source, asJSON bool) error {
-	obs := src.Poll(ctx, nil)
+	obs := src.Poll(ctx, tui.PollRequest{Full: true})
 	snap := tui.Merge(tui.Snapshot{}, obs)
 	if asJSON {
 		if err := writeJSON(w, snap); err != nil {

@@ -11,6 +11,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 )
 
 // Wrangler's bulk file formats (`wrangler kv bulk put|get|delete FILE`).
@@ -398,4 +399,51 @@ func arrayIndex(s string) (uint64, bool) {
 		return 0, false
 	}
 	return n, true
+}
+
+// WriteBulkPutFile prints entries in the format ParseBulkPut reads (and
+// `wrangler kv bulk put` reads): a JSON array (two-space indent) of
+// {key, value, base64?, expiration?, metadata?}. A value that is not valid
+// UTF-8 is written base64 with "base64": true, so binary values come back
+// byte for byte; metadata is written as stored; expiration is absolute
+// epoch seconds. Keys that were not found are left out and returned, in
+// order, for the caller to report; a repeated key is written once.
+func WriteBulkPutFile(w io.Writer, entries []Entry) (missing []string, err error) {
+	type item struct {
+		Key        string          `json:"key"`
+		Value      string          `json:"value"`
+		Base64     bool            `json:"base64,omitempty"`
+		Expiration int64           `json:"expiration,omitempty"`
+		Metadata   json.RawMessage `json:"metadata,omitempty"`
+	}
+	items := make([]item, 0, len(entries))
+	seen := map[string]bool{}
+	for _, e := range entries {
+		if seen[e.Key] {
+			continue
+		}
+		seen[e.Key] = true
+		if !e.Found {
+			missing = append(missing, e.Key)
+			continue
+		}
+		it := item{Key: e.Key, Expiration: e.Expiration, Metadata: metadataOf(e.Metadata)}
+		if utf8.Valid(e.Value) {
+			it.Value = string(e.Value)
+		} else {
+			it.Value, it.Base64 = base64.StdEncoding.EncodeToString(e.Value), true
+		}
+		items = append(items, it)
+	}
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(items); err != nil {
+		return nil, fmt.Errorf("encode bulk file: %w", err)
+	}
+	if _, err := w.Write(b.Bytes()); err != nil {
+		return nil, fmt.Errorf("write bulk file: %w", err)
+	}
+	return missing, nil
 }

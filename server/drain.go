@@ -250,6 +250,8 @@ func (n *node) state() api.State {
 		Health: "ok", Counters: o.counts(), Cells: o.cells(),
 		UptimeMS: time.Since(n.started).Milliseconds(), LeaseExpiresMS: fn.Expires().UnixMilli(), NowMS: o.now().UnixMilli(),
 	}
+	st.CellCount = len(st.Cells)
+	st.Requests, st.Errors = n.requests.total.Load(), n.requests.errors.Load()
 	o.alarmState(&st)
 	st.Deployment, st.LoadFailed, st.LoadError = n.apps.loaded()
 	if o.drain.active.Load() {

@@ -129,6 +129,8 @@ type node struct {
 	advertise string
 	started   time.Time
 	shutdown  chan shutdownRequest // POST /shutdown
+
+	requests requestCounter // public Worker requests and their 5xx, for /state
 }
 
 // ErrFenced is returned by Run when the node fenced itself.
@@ -315,9 +317,7 @@ func Run(ctx context.Context, o Options) error {
 	})
 	intMux := http.NewServeMux()
 	objs.peer.routes(intMux)
-	intMux.HandleFunc("GET /state", func(w http.ResponseWriter, r *http.Request) {
-		writeJSON(w, http.StatusOK, n.state())
-	})
+	intMux.HandleFunc("GET /state", n.serveState)
 	intMux.HandleFunc("POST /shutdown", n.serveShutdown)
 	intMux.Handle("GET /metrics", m.Handler())
 	pubH.set(pubMux)

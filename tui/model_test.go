@@ -148,7 +148,29 @@ func TestModel_View(t *testing.T) {
 		{"polling", []tea.Msg{size}},
 		{"normal", []tea.Msg{size, ObservationMsg(normalFleet(t0))}},
 		{"normal_details", []tea.Msg{size, ObservationMsg(normalFleet(t0)), key("j"), key("enter")}},
-		{"sorted_by_occupied", []tea.Msg{size, ObservationMsg(normalFleet(t0)), key("s"), key("s")}},
+		{"sorted_by_occupied", []tea.Msg{size, ObservationMsg(normalFleet(t0)), key("s"), key("s"), key("s"), key("s"), key("s"), key("s")}},
+		// Rates: node-a answered 50 more requests (5 of them 5xx) over 2s,
+		// node-b restarted between the polls (a new session: no rate).
+		{"rates", []tea.Msg{size, ObservationMsg(withTraffic(normalFleet(t0), 1000, 10)), ObservationMsg(func() Observation {
+			o := withTraffic(normalFleet(t0+2000), 1050, 15)
+			o.Nodes[1].State.Session = "node-b-s2"
+			o.Nodes[2].State.Requests, o.Nodes[2].State.Errors = 1000+4000, 10
+			return o
+		}()), key("S"), key("S"), key("S"), key("S"), key("S"), key("S"), key("S"), key("S"), key("S"), key("S")}},
+		// Dead: node-c stopped answering and its lease ran out; node-d's
+		// lease had expired before top started.
+		{"dead_nodes", []tea.Msg{size, ObservationMsg(normalFleet(t0)), ObservationMsg(func() Observation {
+			o := normalFleet(t0 + 12_000)
+			o.Nodes[2] = NodeObservation{Addr: "127.0.0.1:7103", Node: "node-c", Lease: &LeaseSeen{Session: "node-c-s1", ExpiresMS: t0 + 8_100}, Err: refused("127.0.0.1:7103")}
+			o.Nodes = append(o.Nodes, NodeObservation{Addr: "127.0.0.1:7104", Node: "node-d", Lease: &LeaseSeen{Session: "node-d-s1", ExpiresMS: t0 - 3_600_000}, Err: "lease expired: not asked"})
+			return o
+		}()), key("s"), key("s")}},
+		// Filter by a cell name: only node-b holds a cell with "eee"; its
+		// detail pane lists only that cell.
+		{"filter_cells", []tea.Msg{size, ObservationMsg(normalFleet(t0)), key("/"), key("e"), key("e"), key("e"), key("enter"), key("enter")}},
+		{"filter_typing", []tea.Msg{size, ObservationMsg(normalFleet(t0)), key("/"), key("n"), key("o"), key("d"), key("e"), key("-"), key("c")}},
+		{"filter_none", []tea.Msg{size, ObservationMsg(normalFleet(t0)), key("/"), key("z"), key("z"), key("enter")}},
+		{"help", []tea.Msg{size, ObservationMsg(normalFleet(t0)), key("?")}},
 		{"draining", []tea.Msg{size, ObservationMsg(normalFleet(t0)), ObservationMsg(bDraining(t0+1000, 5)), key("down"), key("enter")}},
 		{"node_gone", []tea.Msg{size, ObservationMsg(normalFleet(t0)), ObservationMsg(bDraining(t0+1000, 6)), ObservationMsg(bGone(t0 + 2000))}},
 		{"errors", []tea.Msg{size, ObservationMsg(normalFleet(t0)), ObservationMsg(func() Observation {
@@ -189,6 +211,72 @@ func TestModel_View(t *testing.T) {
 	}
 }
 
+// withTraffic sets every node's request counters.
+func withTraffic(o Observation, requests, errors uint64) Observation {
+	for i := range o.Nodes {
+		o.Nodes[i].State.Requests, o.Nodes[i].State.Errors = requests, errors
+		o.Nodes[i].State.Deployment = "shop@4f1c2a9e0b7d3e11"
+	}
+	return o
+}
+
+func TestMerge_RatesAndDead(t *testing.T) {
+	s := Merge(Snapshot{}, withTraffic(normalFleet(t0), 1000, 10))
+	s = Merge(s, withTraffic(normalFleet(t0+2000), 1050, 15))
+	a, _ := s.Row("127.0.0.1:7101")
+	if !a.HasRate || a.ReqPerSec != 25 || a.ErrPerSec != 2.5 {
+		t.Errorf("node-a: rate %v %v/s, %v/s; want 25/s and 2.5/s", a.HasRate, a.ReqPerSec, a.ErrPerSec)
+	}
+	if s.Totals.ReqPerSec != 75 || s.Totals.ErrPerSec != 7.5 {
+		t.Errorf("totals %v/s, %v/s; want 75 and 7.5", s.Totals.ReqPerSec, s.Totals.ErrPerSec)
+	}
+	// node-c stops answering; its lease runs out: dead, kept, not polled.
+	o := normalFleet(t0 + 12_000)
+	o.Nodes[2] = NodeObservation{Addr: "127.0.0.1:7103", Node: "node-c", Lease: &LeaseSeen{ExpiresMS: t0 + 8_100}, Err: refused("127.0.0.1:7103")}
+	s = Merge(s, o)
+	c, ok := s.Row("127.0.0.1:7103")
+	if !ok || c.Status != StatusDead || c.HasRate || s.Totals.Dead != 1 {
+		t.Fatalf("node-c with an expired lease: %+v (dead total %d)", c, s.Totals.Dead)
+	}
+	if strings.Contains(strings.Join(s.Tracked(), ","), "7103") {
+		t.Errorf("a dead node is still polled: %v", s.Tracked())
+	}
+	// A fresh lease on its address brings it back.
+	s = Merge(s, normalFleet(t0+13_000))
+	if c, _ := s.Row("127.0.0.1:7103"); c.Status != StatusOK {
+		t.Errorf("node-c back with a fresh lease: %s", c.Status)
+	}
+}
+
+func TestModel_Filter(t *testing.T) {
+	m := feed(t, newTestModel(), size, ObservationMsg(normalFleet(t0)), key("/"), key("n"), key("o"), key("d"), key("e"), key("-"), key("b"))
+	if !m.filtering || m.filter != "node-b" {
+		t.Fatalf("typing after /: filtering %v, filter %q", m.filtering, m.filter)
+	}
+	if rows := m.rows(); len(rows) != 1 || rows[0].Node != "node-b" || m.selected != "127.0.0.1:7102" {
+		t.Errorf("filter node-b shows %v, selected %s", rows, m.selected)
+	}
+	m = feed(t, m, key("q")) // a letter while filtering is text, not quit
+	if m.filter != "node-bq" {
+		t.Errorf("q while filtering: filter %q", m.filter)
+	}
+	m = feed(t, m, tea.KeyMsg{Type: tea.KeyBackspace}, key("enter"))
+	if m.filtering || m.filter != "node-b" {
+		t.Errorf("after backspace and enter: filtering %v, filter %q", m.filtering, m.filter)
+	}
+	m = feed(t, m, key("/"), key("esc"))
+	if m.filter != "" || len(m.rows()) != 3 {
+		t.Errorf("esc while filtering leaves filter %q, %d rows", m.filter, len(m.rows()))
+	}
+	m = feed(t, m, key("?"))
+	if !m.help {
+		t.Fatal("? did not open the help")
+	}
+	if m = feed(t, m, key("j")); m.help {
+		t.Error("a key did not close the help")
+	}
+}
+
 func TestModel_ViewFitsWidth(t *testing.T) {
 	m := feed(t, newTestModel(), tea.WindowSizeMsg{Width: 50, Height: 30}, ObservationMsg(normalFleet(t0)), key("enter"))
 	for i, l := range strings.Split(m.View(), "\n") {
@@ -213,9 +301,9 @@ func TestModel_Keys(t *testing.T) {
 	}
 	// Selection follows the node across a re-sort: node-b has the most
 	// cells, so sorting by occupied moves it to the top, still selected.
-	m = feed(t, m, key("j"), key("s"), key("s"))
+	m = feed(t, m, key("j"), key("S"), key("S"), key("S"), key("S"), key("S"), key("S"), key("S"), key("S"))
 	if got, want := m.sortBy, SortOccupied; got != want {
-		t.Fatalf("after s s, sort = %v, want %v", got, want)
+		t.Fatalf("after S ×8, sort = %v, want %v", got, want)
 	}
 	if got, want := m.selected, "127.0.0.1:7102"; got != want {
 		t.Errorf("after the re-sort, selected = %q, want %q", got, want)
@@ -245,12 +333,14 @@ type fakeSource struct {
 	mu      sync.Mutex
 	answers []Observation
 	asked   [][]string
+	details []string // the Detail of each poll
 }
 
-func (f *fakeSource) Poll(_ context.Context, tracked []string) Observation {
+func (f *fakeSource) Poll(_ context.Context, req PollRequest) Observation {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	f.asked = append(f.asked, append([]string(nil), tracked...))
+	f.asked = append(f.asked, append([]string(nil), req.Tracked...))
+	f.details = append(f.details, req.Detail)
 	if len(f.answers) == 0 {
 		return Observation{}
 	}
@@ -301,6 +391,9 @@ func TestModel_PollsThroughCommands(t *testing.T) {
 	}
 	if got, want := strings.Join(src.asked[2], ","), "127.0.0.1:7101,127.0.0.1:7102"; got != want {
 		t.Errorf("poll after node-c went: tracked %s, want %s (a gone node is not polled)", got, want)
+	}
+	if src.details[0] != "" || src.details[1] != "127.0.0.1:7101" {
+		t.Errorf("polls asked for the detail of %q, want nothing, then the selected node", src.details)
 	}
 }
 

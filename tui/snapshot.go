@@ -1,8 +1,6 @@
 package tui
 
 import (
-	"sort"
-
 	"github.com/celldgo/celld/server/api"
 )
 
@@ -23,6 +21,11 @@ const (
 	// drain), or, with --node, it was draining before it went quiet. It is
 	// kept on screen and no longer polled.
 	StatusGone Status = "gone"
+	// StatusDead: it does not answer and its lease record is still in the
+	// bucket, expired: it stopped without a drain (crashed, killed, cut
+	// off). Its cells are taken over on their next request. It is kept on
+	// screen and polled no more until a fresh lease names its address.
+	StatusDead Status = "dead"
 )
 
 // Answering reports whether the node answered the last poll.
@@ -71,6 +74,12 @@ type NodeRow struct {
 	// SeenDraining: this session of the node was seen draining, so its
 	// disappearance is the end of a drain, not a failure.
 	SeenDraining bool `json:"seen_draining"`
+	// ReqPerSec and ErrPerSec are the node's public requests and 5xx
+	// answers per second between its last two answers (same session);
+	// HasRate is false until there are two.
+	ReqPerSec float64 `json:"req_per_sec"`
+	ErrPerSec float64 `json:"err_per_sec"`
+	HasRate   bool    `json:"has_rate"`
 }
 
 // Totals sum the nodes that answered the last poll.
@@ -81,6 +90,9 @@ type Totals struct {
 	Fenced      int          `json:"fenced"`
 	Unreachable int          `json:"unreachable"`
 	Gone        int          `json:"gone"`
+	Dead        int          `json:"dead"`
+	ReqPerSec   float64      `json:"req_per_sec"`
+	ErrPerSec   float64      `json:"err_per_sec"`
 	Counters    api.Counters `json:"counters"`
 	Cells       int          `json:"cells"`
 	RSSBytes    uint64       `json:"rss_bytes"`
@@ -103,11 +115,12 @@ func (s Snapshot) Row(addr string) (NodeRow, bool) {
 	return NodeRow{}, false
 }
 
-// Tracked returns the addresses still worth polling: every node not gone.
+// Tracked returns the addresses still worth polling: every node neither
+// gone nor dead.
 func (s Snapshot) Tracked() []string {
 	out := []string{}
 	for _, r := range s.Nodes {
-		if r.Status != StatusGone {
+		if r.Status != StatusGone && r.Status != StatusDead {
 			out = append(out, r.Addr)
 		}
 	}
@@ -138,7 +151,7 @@ func Merge(prev Snapshot, obs Observation) Snapshot {
 	for _, r := range rows {
 		next.Nodes = append(next.Nodes, r)
 	}
-	sortRows(next.Nodes, SortNode)
+	sortRows(next.Nodes, SortNode, false)
 	next.Totals = total(next.Nodes)
 	return next
 }
@@ -164,6 +177,14 @@ func mergeNode(r NodeRow, known bool, o NodeObservation, obs Observation) NodeRo
 		if r.State != nil && r.State.Session != st.Session {
 			r.SeenDraining = false // a new process on the same address
 		}
+		r.HasRate = false
+		if prev := r.State; prev != nil && prev.Session == st.Session && st.NowMS > prev.NowMS &&
+			st.Requests >= prev.Requests && st.Errors >= prev.Errors && r.Status.Answering() {
+			sec := float64(st.NowMS-prev.NowMS) / 1000
+			r.ReqPerSec = float64(st.Requests-prev.Requests) / sec
+			r.ErrPerSec = float64(st.Errors-prev.Errors) / sec
+			r.HasRate = true
+		}
 		r.State = &st
 		r.LastAnswerMS = obs.AtMS
 		r.Err, r.Note = "", ""
@@ -186,7 +207,11 @@ func mergeNode(r NodeRow, known bool, o NodeObservation, obs Observation) NodeRo
 	}
 
 	r.Err = o.Err
+	r.HasRate = false
 	switch {
+	case r.HasLease && r.LeaseExpiresMS <= obs.AtMS:
+		r.Status = StatusDead
+		r.Note = "lease expired " + fmtMS(obs.AtMS-r.LeaseExpiresMS) + " ago without a drain: its cells move on their next request"
 	case obs.Listed && !r.HasLease:
 		r.Status = StatusGone
 		r.Note = "lease deleted"
@@ -217,6 +242,8 @@ func total(rows []NodeRow) Totals {
 			t.Unreachable++
 		case StatusGone:
 			t.Gone++
+		case StatusDead:
+			t.Dead++
 		}
 		if !r.Status.Answering() || r.State == nil {
 			continue
@@ -231,7 +258,11 @@ func total(rows []NodeRow) Totals {
 		t.Counters.AlarmsDue += c.AlarmsDue
 		t.Counters.WakeupsDue += c.WakeupsDue
 		t.Counters.WebSockets += c.WebSockets
-		t.Cells += len(r.State.Cells)
+		t.Cells += cellCount(r.State)
+		if r.HasRate {
+			t.ReqPerSec += r.ReqPerSec
+			t.ErrPerSec += r.ErrPerSec
+		}
 		t.RSSBytes += r.State.RSSBytes
 		if r.Status == StatusDraining {
 			t.DrainCells += r.State.DrainCells
@@ -241,65 +272,8 @@ func total(rows []NodeRow) Totals {
 	return t
 }
 
-// SortKey orders the fleet table.
-type SortKey int
-
-// Sort orders, cycled by the s key.
-const (
-	SortNode     SortKey = iota // by node name, then address
-	SortStatus                  // problems first: gone, unreachable, fenced, draining, ok
-	SortOccupied                // most occupied first
-	SortRSS                     // largest RSS first
-	sortKeys
-)
-
-func (k SortKey) String() string {
-	switch k {
-	case SortStatus:
-		return "status"
-	case SortOccupied:
-		return "occupied"
-	case SortRSS:
-		return "rss"
-	default:
-		return "node"
-	}
-}
-
-var statusRank = map[Status]int{StatusGone: 0, StatusUnreachable: 1, StatusFenced: 2, StatusDraining: 3, StatusOK: 4}
-
-func sortRows(rows []NodeRow, k SortKey) {
-	occupied := func(r NodeRow) int {
-		if r.State == nil || !r.Status.Answering() {
-			return -1
-		}
-		return r.State.Counters.Occupied
-	}
-	rss := func(r NodeRow) uint64 {
-		if r.State == nil || !r.Status.Answering() {
-			return 0
-		}
-		return r.State.RSSBytes
-	}
-	sort.SliceStable(rows, func(i, j int) bool {
-		a, b := rows[i], rows[j]
-		switch k {
-		case SortStatus:
-			if statusRank[a.Status] != statusRank[b.Status] {
-				return statusRank[a.Status] < statusRank[b.Status]
-			}
-		case SortOccupied:
-			if occupied(a) != occupied(b) {
-				return occupied(a) > occupied(b)
-			}
-		case SortRSS:
-			if rss(a) != rss(b) {
-				return rss(a) > rss(b)
-			}
-		}
-		if a.Node != b.Node {
-			return a.Node < b.Node
-		}
-		return a.Addr < b.Addr
-	})
+// cellCount is how many cells a node holds: its count, or for a node that
+// predates it, the length of its list.
+func cellCount(s *api.State) int {
+	return max(s.CellCount, len(s.Cells))
 }

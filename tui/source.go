@@ -15,6 +15,7 @@ import (
 	"io"
 	"net/http"
 	"sort"
+	"strconv"
 	"sync"
 	"time"
 
@@ -30,8 +31,24 @@ import (
 // is seen, and one that went quiet is recognised as gone. Poll never fails
 // as a whole: per-node and listing failures are reported inside.
 type Source interface {
-	Poll(ctx context.Context, tracked []string) Observation
+	Poll(ctx context.Context, req PollRequest) Observation
 }
+
+// PollRequest is what the view wants from one poll.
+type PollRequest struct {
+	// Tracked lists the addresses the view still follows.
+	Tracked []string
+	// Detail is the node whose cells the view shows: it is asked for its
+	// whole state, every other node for a summary (counters and the top
+	// SummaryCells cells), so a poll's size does not grow with the fleet's
+	// cells.
+	Detail string
+	// Full asks every node for its whole state (celld top --once/--json).
+	Full bool
+}
+
+// SummaryCells is how many cells a summary answer lists.
+const SummaryCells = 10
 
 // Observation is what one poll saw.
 type Observation struct {
@@ -74,13 +91,22 @@ type StateClient struct {
 	HTTP *http.Client // default: one with DefaultFetchTimeout
 }
 
-// Fetch asks the node at addr (host:port) for its state.
+// Fetch asks the node at addr (host:port) for its whole state.
 func (c StateClient) Fetch(ctx context.Context, addr string) (*api.State, error) {
+	return c.fetch(ctx, addr, true)
+}
+
+// fetch asks for the whole state, or a summary (GET /state?summary=1).
+func (c StateClient) fetch(ctx context.Context, addr string, full bool) (*api.State, error) {
+	path := "/state"
+	if !full {
+		path += "?summary=1&top=" + strconv.Itoa(SummaryCells)
+	}
 	hc := c.HTTP
 	if hc == nil {
 		hc = &http.Client{Timeout: DefaultFetchTimeout}
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+addr+"/state", nil)
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+addr+path, nil)
 	if err != nil {
 		return nil, fmt.Errorf("get state: %w", err)
 	}
@@ -110,10 +136,11 @@ type BucketSource struct {
 var _ Source = (*BucketSource)(nil)
 
 // Poll lists the node leases (tool leases are not nodes) and fetches every
-// node's state. A lease that had already expired when first seen is left
-// out: it is a crashed node's leftover, not a member (celld cell list and
-// celld diagnose show those).
-func (b *BucketSource) Poll(ctx context.Context, tracked []string) Observation {
+// node's state. A lease that had expired when it was listed is a node
+// that stopped without a drain: it is reported (the view marks it dead)
+// but not asked, unless the view still tracks it.
+func (b *BucketSource) Poll(ctx context.Context, req PollRequest) Observation {
+	tracked := req.Tracked
 	now := nowFunc(b.Now)
 	obs := Observation{AtMS: now().UnixMilli()}
 	isTracked := map[string]bool{}
@@ -131,13 +158,19 @@ func (b *BucketSource) Poll(ctx context.Context, tracked []string) Observation {
 			if li.Err != "" || l.Kind == core.KindTool || l.Advertise == "" {
 				continue
 			}
-			if l.Expires <= obs.AtMS && !isTracked[l.Advertise] {
-				continue
-			}
 			if prev, dup := byAddr[l.Advertise]; dup && prev.Lease.ExpiresMS >= l.Expires {
 				continue // two records name one address: the fresher one is the live node
 			}
 			byAddr[l.Advertise] = NodeObservation{Addr: l.Advertise, Node: l.Node, Lease: &LeaseSeen{Session: l.Session, ExpiresMS: l.Expires}}
+		}
+	}
+	var skip map[string]bool
+	for addr, o := range byAddr {
+		if o.Lease.ExpiresMS <= obs.AtMS && !isTracked[addr] {
+			if skip == nil {
+				skip = map[string]bool{}
+			}
+			skip[addr] = true
 		}
 	}
 	for _, a := range tracked {
@@ -145,7 +178,7 @@ func (b *BucketSource) Poll(ctx context.Context, tracked []string) Observation {
 			byAddr[a] = NodeObservation{Addr: a}
 		}
 	}
-	obs.Nodes = fetchAll(ctx, b.Client, byAddr)
+	obs.Nodes = fetchAll(ctx, b.Client, byAddr, req, skip)
 	return obs
 }
 
@@ -160,18 +193,20 @@ type AddrSource struct {
 var _ Source = (*AddrSource)(nil)
 
 // Poll fetches every named node's state.
-func (a *AddrSource) Poll(ctx context.Context, _ []string) Observation {
+func (a *AddrSource) Poll(ctx context.Context, req PollRequest) Observation {
 	obs := Observation{AtMS: nowFunc(a.Now)().UnixMilli(), Static: true}
 	byAddr := map[string]NodeObservation{}
 	for _, addr := range a.Addrs {
 		byAddr[addr] = NodeObservation{Addr: addr}
 	}
-	obs.Nodes = fetchAll(ctx, a.Client, byAddr)
+	obs.Nodes = fetchAll(ctx, a.Client, byAddr, req, nil)
 	return obs
 }
 
-// fetchAll asks every node at once and returns the answers by address.
-func fetchAll(ctx context.Context, c StateClient, byAddr map[string]NodeObservation) []NodeObservation {
+// fetchAll asks every node at once (but those in skip) and returns the
+// answers by address: req.Detail (or with req.Full, every node) for its
+// whole state, the others for a summary.
+func fetchAll(ctx context.Context, c StateClient, byAddr map[string]NodeObservation, req PollRequest, skip map[string]bool) []NodeObservation {
 	out := make([]NodeObservation, 0, len(byAddr))
 	for _, o := range byAddr {
 		out = append(out, o)
@@ -179,10 +214,14 @@ func fetchAll(ctx context.Context, c StateClient, byAddr map[string]NodeObservat
 	sort.Slice(out, func(i, j int) bool { return out[i].Addr < out[j].Addr })
 	var wg sync.WaitGroup
 	for i := range out {
+		if skip[out[i].Addr] {
+			out[i].Err = "lease expired: not asked"
+			continue
+		}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			st, err := c.Fetch(ctx, out[i].Addr)
+			st, err := c.fetch(ctx, out[i].Addr, req.Full || out[i].Addr == req.Detail)
 			if err != nil {
 				out[i].Err = err.Error()
 				return

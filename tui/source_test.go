@@ -63,7 +63,7 @@ func TestBucketSource_Poll(t *testing.T) {
 	putLease(t, store, core.Lease{Node: "old", Session: "o-s", Advertise: stale, Expires: t0 - 60_000, Kind: core.KindNode})
 
 	src := &BucketSource{Store: store, Client: StateClient{HTTP: &http.Client{Timeout: time.Second}}, Now: func() time.Time { return now }}
-	obs := src.Poll(context.Background(), []string{tracked})
+	obs := src.Poll(context.Background(), PollRequest{Tracked: []string{tracked}})
 	if !obs.Listed || obs.ListErr != nil || obs.AtMS != t0 {
 		t.Fatalf("listed=%v err=%q at=%d, want listed at %d", obs.Listed, obs.ListErr, obs.AtMS, t0)
 	}
@@ -71,8 +71,11 @@ func TestBucketSource_Poll(t *testing.T) {
 	for _, o := range obs.Nodes {
 		got[o.Addr] = o
 	}
-	if len(got) != 3 {
-		t.Errorf("polled %d nodes (%v), want a, b and the tracked one: no tool lease, no lease already expired", len(got), obs.Nodes)
+	if len(got) != 4 {
+		t.Errorf("reported %d nodes (%v), want a, b, the expired one and the tracked one: no tool lease", len(got), obs.Nodes)
+	}
+	if o := got[stale]; o.Lease == nil || o.State != nil || o.Err != "lease expired: not asked" {
+		t.Errorf("a lease expired when listed: %+v, want reported with its lease and not asked", o)
 	}
 	if a := got[live]; a.State == nil || a.State.Counters.Occupied != 2 || a.Node != "a" || a.Lease == nil || a.Lease.ExpiresMS != t0+9_000 {
 		t.Errorf("live node: %+v", a)
@@ -86,7 +89,7 @@ func TestBucketSource_Poll(t *testing.T) {
 
 	// Once known, an expired lease is kept, so the node shows as
 	// unreachable rather than vanishing.
-	obs = src.Poll(context.Background(), []string{stale})
+	obs = src.Poll(context.Background(), PollRequest{Tracked: []string{stale}})
 	found := false
 	for _, o := range obs.Nodes {
 		found = found || o.Addr == stale && o.Lease != nil
@@ -105,7 +108,7 @@ func TestBucketSource_ListFails(t *testing.T) {
 		return bucket.Fault{}
 	})
 	addr := stateServer(t, api.State{Node: "a", Health: "ok"})
-	obs := (&BucketSource{Store: store}).Poll(context.Background(), []string{addr})
+	obs := (&BucketSource{Store: store}).Poll(context.Background(), PollRequest{Tracked: []string{addr}})
 	if obs.Listed || obs.ListErr == nil {
 		t.Fatalf("listed=%v err=%q, want a listing error", obs.Listed, obs.ListErr)
 	}
@@ -157,7 +160,7 @@ func TestStateClient_Fetch(t *testing.T) {
 func TestAddrSource_Poll(t *testing.T) {
 	up := stateServer(t, api.State{Node: "x", Health: "ok"})
 	down := closedAddr(t)
-	obs := (&AddrSource{Addrs: []string{down, up}}).Poll(context.Background(), nil)
+	obs := (&AddrSource{Addrs: []string{down, up}}).Poll(context.Background(), PollRequest{})
 	if !obs.Static || obs.Listed {
 		t.Errorf("static=%v listed=%v, want a static observation", obs.Static, obs.Listed)
 	}

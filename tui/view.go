@@ -15,7 +15,21 @@ const barWidth = 20
 // no I/O: every relative time is against the snapshot's or a node's NowMS.
 func (m Model) View() string {
 	var lines []string
-	lines = append(lines, m.st.title.Render(titleLine(m.snap))+m.st.faint.Render(fmt.Sprintf(" · sort: %s · every %s", m.sortBy, m.interval)))
+	order := m.sortBy.String()
+	if m.desc {
+		order += ", reversed"
+	}
+	head := fmt.Sprintf(" · sort: %s · every %s", order, m.interval)
+	if m.filter != "" && !m.filtering {
+		head += fmt.Sprintf(" · filter: %q", m.filter)
+	}
+	lines = append(lines, m.st.title.Render(titleLine(m.snap))+m.st.faint.Render(head))
+	if m.filtering {
+		lines = append(lines, "/"+m.filter+"█")
+	}
+	if m.help {
+		return m.fit(append(lines, helpLines()...), nil)
+	}
 	if m.snap.Polls == 0 {
 		lines = append(lines, "", "polling…")
 		return m.fit(lines, nil)
@@ -25,20 +39,23 @@ func (m Model) View() string {
 	}
 	lines = append(lines, "")
 	rows := m.rows()
-	if len(rows) == 0 {
-		lines = append(lines, "no nodes: no live node lease in the bucket")
-	} else {
-		lines = append(lines, m.st.fleetTable(m.snap, rows, m.selected, true)...)
+	switch {
+	case len(rows) == 0 && len(m.snap.Nodes) > 0:
+		lines = append(lines, fmt.Sprintf("no node or cell matches %q (esc clears the filter)", m.filter))
+	case len(rows) == 0:
+		lines = append(lines, "no nodes: no node lease in the bucket")
+	default:
+		lines = append(lines, m.st.fleetTable(m.snap, rows, m.selected, true, m.sortBy, m.desc)...)
 	}
 	footer := []string{"", m.st.faint.Render(footerHelp)}
 	if m.detail {
-		if r, ok := m.snap.Row(m.selected); ok {
+		if r, ok := m.snap.Row(m.selected); ok && visible(r, m.filter) {
 			lines = append(lines, "")
 			budget := 0 // cell lines the detail pane may use; 0: all
 			if m.height > 0 {
 				budget = max(1, m.height-len(lines)-len(footer)-2) // less its title and header
 			}
-			lines = append(lines, m.st.detail(m.snap, r, m.width, budget)...)
+			lines = append(lines, m.st.detail(m.snap, r, m.filter, m.width, budget)...)
 		}
 	}
 	return m.fit(lines, footer)
@@ -66,11 +83,11 @@ func RenderText(s Snapshot) string {
 		lines = append(lines, "! bucket: "+s.Error)
 	}
 	rows := append([]NodeRow(nil), s.Nodes...)
-	sortRows(rows, SortNode)
+	sortRows(rows, SortNode, false)
 	if len(rows) == 0 {
-		lines = append(lines, "no nodes: no live node lease in the bucket")
+		lines = append(lines, "no nodes: no node lease in the bucket")
 	} else {
-		lines = append(lines, st.fleetTable(s, rows, "", false)...)
+		lines = append(lines, st.fleetTable(s, rows, "", false, SortNode, false)...)
 	}
 	return strings.Join(lines, "\n") + "\n"
 }
@@ -86,26 +103,39 @@ func titleLine(s Snapshot) string {
 	return fmt.Sprintf("celld top · %d %s · %s UTC", len(s.Nodes), nodes, time.UnixMilli(s.NowMS).UTC().Format("15:04:05"))
 }
 
-var fleetHeader = []string{"NODE", "ADDRESS", "HEALTH", "DRAINING", "OCCUPIED", "ACTIVATING", "EVICTING", "RESTORING", "RELEASING", "SOCKETS", "RSS", "LEASE"}
-
-// rightAligned marks the numeric columns.
-var rightAligned = map[int]bool{4: true, 5: true, 6: true, 7: true, 8: true, 9: true, 10: true, 11: true}
-
-const healthCol = 2
-
 // fleetTable draws the table: one line per node, with the lines that
 // explain it (drain progress, why it does not answer) beneath, then the
-// totals.
-func (st styles) fleetTable(s Snapshot, rows []NodeRow, selected string, marker bool) []string {
-	cells := [][]string{fleetHeader}
+// totals. sortBy marks the sorted column's header.
+func (st styles) fleetTable(s Snapshot, rows []NodeRow, selected string, marker bool, sortBy SortKey, desc bool) []string {
+	header := make([]string, len(columns))
+	for i, c := range columns {
+		header[i] = c.name
+	}
+	if marker && sortBy >= 0 && sortBy < sortKeys {
+		arrow := "▼"
+		if desc {
+			arrow = "▲"
+		}
+		header[sortBy] += arrow
+	}
+	cells := [][]string{header}
 	for _, r := range rows {
 		cells = append(cells, rowCells(r))
 	}
 	t := s.Totals
-	cells = append(cells, []string{"TOTAL", "", "", "",
-		fmt.Sprint(t.Counters.Occupied), fmt.Sprint(t.Counters.Activating), fmt.Sprint(t.Counters.Evicting),
-		fmt.Sprint(t.Counters.Restoring), fmt.Sprint(t.Counters.Releasing), fmt.Sprint(t.Counters.WebSockets), fmtBytes(t.RSSBytes), ""})
-	widths := make([]int, len(fleetHeader))
+	total := make([]string, len(columns))
+	total[SortNode] = "TOTAL"
+	total[SortReqRate], total[SortErrRate] = "-", "-"
+	for _, r := range rows {
+		if r.HasRate && live(r) {
+			total[SortReqRate], total[SortErrRate] = fmtRate(t.ReqPerSec), fmtRate(t.ErrPerSec)
+		}
+	}
+	total[SortOccupied], total[SortActivating], total[SortEvicting] = fmt.Sprint(t.Counters.Occupied), fmt.Sprint(t.Counters.Activating), fmt.Sprint(t.Counters.Evicting)
+	total[SortRestoring], total[SortReleasing], total[SortSockets] = fmt.Sprint(t.Counters.Restoring), fmt.Sprint(t.Counters.Releasing), fmt.Sprint(t.Counters.WebSockets)
+	total[SortRSS] = fmtBytes(t.RSSBytes)
+	cells = append(cells, total)
+	widths := make([]int, len(columns))
 	for _, row := range cells {
 		for i, c := range row {
 			widths[i] = max(widths[i], lipgloss.Width(c))
@@ -113,7 +143,7 @@ func (st styles) fleetTable(s Snapshot, rows []NodeRow, selected string, marker 
 	}
 	pad := func(i int, c string) string {
 		gap := strings.Repeat(" ", widths[i]-lipgloss.Width(c))
-		if rightAligned[i] {
+		if columns[i].right {
 			return gap + c
 		}
 		return c + gap
@@ -131,7 +161,7 @@ func (st styles) fleetTable(s Snapshot, rows []NodeRow, selected string, marker 
 		indent = "  "
 	}
 
-	out := []string{indent + st.header.Render(line(fleetHeader, plain))}
+	out := []string{indent + st.header.Render(line(header, plain))}
 	for i, r := range rows {
 		prefix := indent
 		text := ""
@@ -140,7 +170,7 @@ func (st styles) fleetTable(s Snapshot, rows []NodeRow, selected string, marker 
 			text = st.selected.Render(line(cells[i+1], plain))
 		} else {
 			text = line(cells[i+1], func(i int, c string) string {
-				if i == healthCol {
+				if i == int(SortStatus) {
 					return st.status[r.Status].Render(c)
 				}
 				return c
@@ -159,25 +189,10 @@ func (st styles) fleetTable(s Snapshot, rows []NodeRow, selected string, marker 
 // rowCells is a node's line in the table. A node that did not answer the
 // last poll shows no counters: its last answer is history, not state.
 func rowCells(r NodeRow) []string {
-	name := r.Node
-	if name == "" {
-		name = "?"
+	c := make([]string, len(columns))
+	for i, col := range columns {
+		c[i] = col.cell(r)
 	}
-	c := []string{name, r.Addr, string(r.Status), "-", "-", "-", "-", "-", "-", "-", "-", leaseCell(r)}
-	if !r.Status.Answering() || r.State == nil {
-		return c
-	}
-	s := r.State
-	if s.Draining {
-		c[3] = "yes"
-		if s.Mode != "" {
-			c[3] = s.Mode
-		}
-	}
-	c[4], c[5], c[6] = fmt.Sprint(s.Counters.Occupied), fmt.Sprint(s.Counters.Activating), fmt.Sprint(s.Counters.Evicting)
-	c[7], c[8] = fmt.Sprint(s.Counters.Restoring), fmt.Sprint(s.Counters.Releasing)
-	c[9] = fmt.Sprint(s.Counters.WebSockets)
-	c[10] = fmtBytes(s.RSSBytes)
 	return c
 }
 
@@ -208,6 +223,8 @@ func (st styles) rowNotes(s Snapshot, r NodeRow) []string {
 		return []string{st.warn.Render("! fenced: it lost its lease and serves nothing until restarted")}
 	case StatusUnreachable:
 		return []string{st.warn.Render("! " + r.Err + " · " + lastAnswer(s, r))}
+	case StatusDead:
+		return []string{st.warn.Render("! " + r.Note + " · " + lastAnswer(s, r))}
 	case StatusGone:
 		note := r.Note
 		if r.SeenDraining && r.State != nil && r.State.DrainCells > 0 {
@@ -223,12 +240,16 @@ func (st styles) rowNotes(s Snapshot, r NodeRow) []string {
 func (st styles) drainBar(r NodeRow) string {
 	s := r.State
 	if s.DrainCells == 0 {
-		return "drain: no cells to release"
+		return "drain (" + orQ(s.Mode) + "): no cells to release"
 	}
 	done := min(s.DrainReleased, s.DrainCells)
 	filled := done * barWidth / s.DrainCells
 	bar := st.bar.Render(strings.Repeat("█", filled)) + st.barEmpty.Render(strings.Repeat("░", barWidth-filled))
-	out := fmt.Sprintf("drain %s %d/%d released (%d%%)", bar, s.DrainReleased, s.DrainCells, done*100/s.DrainCells)
+	mode := ""
+	if s.Mode != "" {
+		mode = " (" + s.Mode + ")"
+	}
+	out := fmt.Sprintf("drain%s %s %d/%d released (%d%%)", mode, bar, s.DrainReleased, s.DrainCells, done*100/s.DrainCells)
 	if s.DrainDeadlineMS > 0 && s.NowMS > 0 {
 		out += " · deadline in " + fmtMS(max(0, s.DrainDeadlineMS-s.NowMS))
 	}
@@ -243,8 +264,17 @@ func lastAnswer(s Snapshot, r NodeRow) string {
 }
 
 func fleetSummary(t Totals) string {
-	out := fmt.Sprintf("fleet: %d ok · %d draining · %d fenced · %d unreachable · %d gone · %d cells",
-		t.OK, t.Draining, t.Fenced, t.Unreachable, t.Gone, t.Cells)
+	out := fmt.Sprintf("fleet: %d ok", t.OK)
+	// The other statuses only when some node has them.
+	for _, n := range []struct {
+		count int
+		name  Status
+	}{{t.Draining, StatusDraining}, {t.Fenced, StatusFenced}, {t.Unreachable, StatusUnreachable}, {t.Dead, StatusDead}, {t.Gone, StatusGone}} {
+		if n.count > 0 {
+			out += fmt.Sprintf(" · %d %s", n.count, n.name)
+		}
+	}
+	out += fmt.Sprintf(" · %d cells", t.Cells)
 	out += fmt.Sprintf(" · %d alarms armed (%d due) · %d wake-ups due", t.Counters.AlarmsArmed, t.Counters.AlarmsDue, t.Counters.WakeupsDue)
 	if t.DrainCells > 0 {
 		out += fmt.Sprintf(" · drain %d/%d released", t.DrainReleased, t.DrainCells)
@@ -254,7 +284,7 @@ func fleetSummary(t Totals) string {
 
 // detail is the selected node's pane: who it is, then its cells with phase
 // and epoch, at most budget of them (0: all).
-func (st styles) detail(s Snapshot, r NodeRow, width, budget int) []string {
+func (st styles) detail(s Snapshot, r NodeRow, filter string, width, budget int) []string {
 	title := fmt.Sprintf("── %s · %s · %s", orQ(r.Node), r.Addr, r.Status)
 	if r.State == nil {
 		return []string{st.title.Render(title), "no answer yet: nothing to show"}
@@ -272,19 +302,26 @@ func (st styles) detail(s Snapshot, r NodeRow, width, budget int) []string {
 	if !r.Status.Answering() {
 		out = append(out, st.faint.Render("as of the "+lastAnswer(s, r)))
 	}
+	cells := filterCells(r, filter)
+	if n.Summary && len(n.Cells) < cellCount(n) {
+		out = append(out, st.faint.Render(fmt.Sprintf("the %d busiest of %d cells (the full list comes with the next poll)", len(n.Cells), cellCount(n))))
+	}
+	if len(cells) < len(n.Cells) {
+		out = append(out, st.faint.Render(fmt.Sprintf("%d of %d cells match %q", len(cells), len(n.Cells), filter)))
+	}
 	if len(n.Cells) == 0 {
 		return append(out, "no resident cells")
 	}
 	const fixed = "  PHASE       EPOCH  IDLE      INFLIGHT  SOCKETS  UNDURABLE    UPLOADED"
 	nameW := len("CELL")
-	for _, c := range n.Cells {
+	for _, c := range cells {
 		nameW = max(nameW, lipgloss.Width(c.Cell))
 	}
 	if width > 0 {
 		nameW = max(12, min(nameW, width-lipgloss.Width(fixed)))
 	}
 	out = append(out, st.header.Render(fmt.Sprintf("%-*s%s", nameW, "CELL", fixed)))
-	shown := n.Cells
+	shown := cells
 	if budget > 0 && len(shown) > budget {
 		shown = shown[:max(0, budget-1)]
 	}
@@ -298,7 +335,7 @@ func (st styles) detail(s Snapshot, r NodeRow, width, budget int) []string {
 		}
 		out = append(out, fmt.Sprintf("%-*s  %-10s  %5d  %-8s  %8d  %7d  %9s  %10s", nameW, truncate(c.Cell, nameW), c.Phase, c.Epoch, fmtMS(c.IdleMS), c.Inflight, c.WebSockets, lag, up))
 	}
-	if more := len(n.Cells) - len(shown); more > 0 {
+	if more := len(cells) - len(shown); more > 0 {
 		out = append(out, st.faint.Render(fmt.Sprintf("… %d more", more)))
 	}
 	return out

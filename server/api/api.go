@@ -32,7 +32,19 @@ type State struct {
 	DrainDeadlineMS int64 `json:"drain_deadline_ms,omitempty"`
 
 	Cells []Cell `json:"cells"`
-	Waker Waker  `json:"waker"`
+	// CellCount is how many cells are resident (Cells may list fewer: a
+	// summary lists the busiest; see StateSummary).
+	CellCount int   `json:"cell_count"`
+	Waker     Waker `json:"waker"`
+
+	// Requests counts the public Worker requests answered since the node
+	// started, Errors those answered 5xx (a rate is the difference of two
+	// answers over their NowMS).
+	Requests uint64 `json:"requests"`
+	Errors   uint64 `json:"errors"`
+	// Summary: this is a summary answer (GET /state?summary=1&top=N):
+	// counters, and at most N cells, the busiest first.
+	Summary bool `json:"summary,omitempty"`
 
 	RSSBytes       uint64 `json:"rss_bytes"`
 	HeapBytes      uint64 `json:"heap_bytes"`
