@@ -13,7 +13,6 @@ import (
 	"github.com/urfave/cli/v3"
 
 	"github.com/celldgo/celld/bucket"
-	"github.com/celldgo/celld/cell"
 	"github.com/celldgo/celld/fleet"
 	"github.com/celldgo/celld/fleet/core"
 	"github.com/celldgo/celld/host"
@@ -101,7 +100,7 @@ func exportCell(ctx context.Context, s bucket.Store, name string, o cellExportOp
 	}
 	res.Epoch = ci.Own.Epoch
 	if o.LTX != "" {
-		files, err := cell.ExportLTX(ctx, s, name, o.LTX)
+		files, err := host.ExportLTX(ctx, s, name, o.LTX)
 		if err != nil {
 			return res, exportErr(err)
 		}
@@ -121,12 +120,12 @@ func exportCell(ctx context.Context, s bucket.Store, name string, o cellExportOp
 	switch {
 	case ci.OwnerLive:
 		res.Source = "bucket copy of live owner " + ci.Own.Node
-		err = restoreCopy(ctx, s, name, restored)
+		err = host.RestoreCopy(ctx, s, name, restored)
 	case ci.Own.Epoch == 0:
 		// No ownership record: nothing to hold (and no history, unless
 		// the record was deleted on release).
 		res.Source = "bucket"
-		err = restoreCopy(ctx, s, name, restored)
+		err = host.RestoreCopy(ctx, s, name, restored)
 	default:
 		res.Source = "tool lease"
 		res.Epoch, err = restoreUnderToolLease(ctx, s, name, restored)
@@ -134,7 +133,7 @@ func exportCell(ctx context.Context, s bucket.Store, name string, o cellExportOp
 		if errors.As(err, &el) {
 			// A node took it meanwhile: leave it to that node.
 			res.Source, res.Epoch = "bucket copy of a live owner", ci.Own.Epoch
-			err = restoreCopy(ctx, s, name, restored)
+			err = host.RestoreCopy(ctx, s, name, restored)
 		}
 	}
 	if err != nil {
@@ -145,24 +144,6 @@ func exportCell(ctx context.Context, s bucket.Store, name string, o cellExportOp
 	}
 	res.Output = o.Out
 	return res, nil
-}
-
-// restoreCopy rebuilds the cell at path from the bucket without touching
-// its ownership. A live owner's compaction may prune an object between the
-// listing and the read; the restore is then planned again.
-func restoreCopy(ctx context.Context, s bucket.Store, name, path string) error {
-	var err error
-	for range 3 {
-		if _, err = cell.Restore(ctx, s, name, path); !errors.Is(err, cell.ErrBrokenHistory) {
-			break
-		}
-	}
-	if err == nil {
-		if _, serr := os.Stat(path); serr != nil {
-			err = fmt.Errorf("export cell %s: %w", name, cell.ErrNoHistory)
-		}
-	}
-	return err
 }
 
 // restoreUnderToolLease acquires the cell under a tool lease, restores
@@ -216,7 +197,7 @@ func vacuumInto(ctx context.Context, src, dst string) error {
 }
 
 func exportErr(err error) error {
-	if errors.Is(err, cell.ErrNoHistory) {
+	if errors.Is(err, host.ErrNoHistory) {
 		return &Error{Err: err, Code: ExitUsage, Hint: "celld cell list shows the fleet's cells"}
 	}
 	return reachErr(err)
