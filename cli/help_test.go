@@ -72,7 +72,7 @@ func TestHelp_EveryCommandHasUsageAndExample(t *testing.T) {
 		}
 		_, ex, ok := strings.Cut(out, "Example")
 		if !ok || !strings.Contains(ex, "celld") {
-			t.Errorf("%s --help shows no example:\n%s", name, out)
+			t.Errorf("%s --help shows no example: add one to commandExamples (cli/examples.go)\n%s", name, out)
 		}
 	}
 	for name := range commandExamples {
