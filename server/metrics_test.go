@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"net/http"
 	"strings"
 	"testing"
@@ -12,6 +13,8 @@ import (
 	dto "github.com/prometheus/client_model/go"
 
 	"github.com/celldgo/celld/bucket"
+	"github.com/celldgo/celld/fleet/core"
+	"github.com/celldgo/celld/worker"
 )
 
 // counterProject: /hit/NAME calls a Durable Object's RPC method that
@@ -192,5 +195,43 @@ func TestMetrics_MoveWithRequestsActivationsAndBucketCalls(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// TestMetrics_CountTheCellFencedByALostOwnership: a cell whose ownership
+// record moves to another node refuses its next output at the gate and is
+// stopped; both are counted, and the write's response is a 503.
+func TestMetrics_CountTheCellFencedByALostOwnership(t *testing.T) {
+	store, err := bucket.NewFile(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	deployProject(t, store, counterProject)
+	n := startNodeWith(t, store, "fenced-node", nil)
+	if code, body := fetchText(t, n.public+"/hit/z"); code != 200 || body != "1" {
+		t.Fatalf("GET /hit/z: %d %q", code, body)
+	}
+	before := scrape(t, n.internal)
+	// Another node takes the cell (as after judging this one dead).
+	cellName := "Counter:" + worker.ObjectIDFromName("Counter", "z")
+	ctx := context.Background()
+	if _, err := store.Put(ctx, core.OwnKey(cellName), core.Encode(core.Own{Node: "thief", Session: "s", Epoch: 9}), bucket.Cond{}); err != nil {
+		t.Fatal(err)
+	}
+	if code, _ := fetchText(t, n.public+"/hit/z"); code == 200 {
+		t.Fatalf("a write acknowledged after the ownership moved")
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		after := scrape(t, n.internal)
+		refused := sample(after, "celld_output_gate_waits_total", "outcome", "refused") - sample(before, "celld_output_gate_waits_total", "outcome", "refused")
+		fenced := sample(after, "celld_cell_fences_total") - sample(before, "celld_cell_fences_total")
+		if refused == 1 && fenced == 1 && sample(after, "celld_cells", "state", "resident") == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("gate refusals moved by %v, cell fences by %v, resident %v; want 1, 1, 0", refused, fenced, sample(after, "celld_cells", "state", "resident"))
+		}
+		time.Sleep(50 * time.Millisecond)
 	}
 }
