@@ -182,7 +182,7 @@ func (p *PendingRestore) Restore(ctx context.Context, epoch uint64, log *slog.Lo
 	if why != "" && log != nil {
 		// The listing meets a bad object again if it is still needed,
 		// and then reports it properly.
-		log.Debug("restore from a listing", "cell", p.cell, "why", why)
+		log.Debug("restore from a listing", "cell", p.cell, "epoch", epoch, "why", why)
 	}
 	p.Cancel()
 	return Restore(ctx, p.store, p.cell, p.path)

@@ -32,7 +32,7 @@ func validRequestID(s string) bool {
 }
 
 // publicWrap is what every Worker request on the public listener passes
-// through: it gets an id (the request_id of its console lines and of its
+// through: it is counted for /state (requests, 5xx), it gets an id (the request_id of its console lines and of its
 // access log line), it is counted in celld_requests_total (kind fetch, or
 // websocket once upgraded) with its time to the response head, and, when
 // the access log is on (CELLD_ACCESS_LOG, always in celld dev), logged
@@ -54,6 +54,7 @@ func (s *node) publicWrap(h http.Handler) http.Handler {
 			kind = metrics.KindWebSocket
 		}
 		m.Request(kind, metrics.StatusClass(sw.status), head.Sub(start))
+		s.requests.count(sw.status)
 		if access {
 			s.log.Info("request", "source", "access", "method", r.Method, "path", r.URL.RequestURI(), "status", sw.status,
 				"duration_ms", float64(time.Since(start).Microseconds())/1000, "bytes", sw.bytes, "request_id", id)
@@ -96,8 +97,9 @@ type statusWriter struct {
 	head   time.Time
 }
 
+// An informational head (103 Early Hints) is not the response's status.
 func (w *statusWriter) WriteHeader(code int) {
-	if !w.wrote {
+	if !w.wrote && code >= 200 {
 		w.status, w.wrote, w.head = code, true, time.Now()
 	}
 	w.ResponseWriter.WriteHeader(code)

@@ -60,9 +60,6 @@ func writeWorkerResponse(ctx context.Context, w http.ResponseWriter, resp *worke
 
 // serveWorker hands a request to the live deployment's default export.
 func (s *node) serveWorker(w http.ResponseWriter, r *http.Request) {
-	cw := s.requests.start(w)
-	defer s.requests.finish(cw)
-	w = cw
 	if !s.fleet.Serving() {
 		w.Header().Set("Connection", "close")
 		http.Error(w, "node is not serving (lease lost)", http.StatusServiceUnavailable)

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"net/http"
 	"strings"
 	"testing"
@@ -12,10 +13,13 @@ import (
 	dto "github.com/prometheus/client_model/go"
 
 	"github.com/celldgo/celld/bucket"
+	"github.com/celldgo/celld/fleet/core"
+	"github.com/celldgo/celld/worker"
 )
 
 // counterProject: /hit/NAME calls a Durable Object's RPC method that
-// writes, /obj/NAME its fetch handler; both log to the console.
+// writes, /obj/NAME its fetch handler; both log to the console. /arm/NAME
+// sets an alarm due now whose handler throws.
 var counterProject = map[string]string{
 	"wrangler.jsonc": `{"name":"counter","main":"index.js","durable_objects":{"bindings":[{"name":"C","class_name":"Counter"}]},
 		"migrations":[{"tag":"v1","new_sqlite_classes":["Counter"]}]}`,
@@ -26,6 +30,13 @@ export class Counter extends DurableObject {
     this.ctx.storage.kv.put("n", n);
     console.log("counted", n);
     return n;
+  }
+  async arm() {
+    await this.ctx.storage.setAlarm(Date.now());
+    return "armed";
+  }
+  async alarm() {
+    throw new Error("this alarm always fails");
   }
   async fetch(req) {
     console.warn("object fetch");
@@ -38,6 +49,7 @@ export default {
     console.log("worker", what);
     if (what === "hit") return new Response(String(await env.C.getByName(name).incr()));
     if (what === "obj") return env.C.getByName(name).fetch(req);
+    if (what === "arm") return new Response(await env.C.getByName(name).arm());
     return new Response("no", { status: 404 });
   },
 };`,
@@ -192,5 +204,113 @@ func TestMetrics_MoveWithRequestsActivationsAndBucketCalls(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// TestMetrics_CountTheCellFencedByALostOwnership: a cell whose ownership
+// record moves to another node refuses its next output at the gate and is
+// stopped; both are counted, and the write's response is a 503.
+func TestMetrics_CountTheCellFencedByALostOwnership(t *testing.T) {
+	store, err := bucket.NewFile(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	deployProject(t, store, counterProject)
+	n := startNodeWith(t, store, "fenced-node", nil)
+	if code, body := fetchText(t, n.public+"/hit/z"); code != 200 || body != "1" {
+		t.Fatalf("GET /hit/z: %d %q", code, body)
+	}
+	before := scrape(t, n.internal)
+	// Another node takes the cell (as after judging this one dead).
+	cellName := "Counter:" + worker.ObjectIDFromName("Counter", "z")
+	ctx := context.Background()
+	if _, err := store.Put(ctx, core.OwnKey(cellName), core.Encode(core.Own{Node: "thief", Session: "s", Epoch: 9}), bucket.Cond{}); err != nil {
+		t.Fatal(err)
+	}
+	if code, _ := fetchText(t, n.public+"/hit/z"); code == 200 {
+		t.Fatalf("a write acknowledged after the ownership moved")
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		after := scrape(t, n.internal)
+		refused := sample(after, "celld_output_gate_waits_total", "outcome", "refused") - sample(before, "celld_output_gate_waits_total", "outcome", "refused")
+		fenced := sample(after, "celld_cell_fences_total") - sample(before, "celld_cell_fences_total")
+		if refused == 1 && fenced == 1 && sample(after, "celld_cells", "state", "resident") == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("gate refusals moved by %v, cell fences by %v, resident %v; want 1, 1, 0", refused, fenced, sample(after, "celld_cells", "state", "resident"))
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// TestMetrics_CountAlarmsAndTheirRetries: an alarm that throws is counted
+// as fired, as an alarm event with status error, and as retried.
+func TestMetrics_CountAlarmsAndTheirRetries(t *testing.T) {
+	store, err := bucket.NewFile(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	deployProject(t, store, counterProject)
+	n := startNodeWith(t, store, "alarm-node", nil)
+	before := scrape(t, n.internal)
+	if code, body := fetchText(t, n.public+"/arm/q"); code != 200 || body != "armed" {
+		t.Fatalf("GET /arm/q: %d %q", code, body)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		after := scrape(t, n.internal)
+		d := func(name string, labels ...string) float64 {
+			return sample(after, name, labels...) - sample(before, name, labels...)
+		}
+		fired, retried, events := d("celld_alarms_fired_total"), d("celld_alarm_retries_total"), d("celld_requests_total", "kind", "alarm", "status", "error")
+		// The retry runs 2 s later: by then the first run is counted.
+		if fired >= 1 && retried >= 1 && events >= 1 {
+			if fired != events || retried > fired {
+				t.Errorf("fired %v, alarm events with error %v, retried %v", fired, events, retried)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("fired %v, retried %v, alarm error events %v; want each at least 1", fired, retried, events)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// TestMetrics_ShowADrain: once a drain begins, the drain gauges show it
+// and the cells it has to release.
+func TestMetrics_ShowADrain(t *testing.T) {
+	store, err := bucket.NewFile(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	deployProject(t, store, counterProject)
+	var nd *node
+	testNodeHook = func(x *node) { nd = x }
+	defer func() { testNodeHook = nil }()
+	n := startNodeWith(t, store, "drain-node", nil)
+	if code, _ := fetchText(t, n.public+"/hit/d"); code != 200 {
+		t.Fatalf("GET /hit/d: %d", code)
+	}
+	before := scrape(t, n.internal)
+	if sample(before, "celld_draining") != 0 || sample(before, "celld_drain_cells") != 0 {
+		t.Fatal("drain gauges set before a drain")
+	}
+	// The drain is begun as POST /shutdown begins it; the node's own
+	// drain loop runs when the test ends.
+	nd.objects.beginDrain(false, time.Minute, 128)
+	after := scrape(t, n.internal)
+	for _, c := range []struct {
+		name string
+		want float64
+	}{{"celld_draining", 1}, {"celld_drain_cells", 1}, {"celld_drain_released_cells", 0}} {
+		if got := sample(after, c.name); got != c.want {
+			t.Errorf("%s = %v, want %v", c.name, got, c.want)
+		}
+	}
+	if got := sample(after, "celld_drains_started_total") - sample(before, "celld_drains_started_total"); got != 1 {
+		t.Errorf("drains started moved by %v, want 1", got)
 	}
 }

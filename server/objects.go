@@ -292,7 +292,7 @@ func (o *objects) activate(ctx context.Context, ap *app, name, class, id string)
 	if err != nil {
 		return nil, fmt.Errorf("activate %s: %w", name, err)
 	}
-	o.served(name)
+	o.served(name, hc.Epoch())
 	hc.Log().Debug("cell activated")
 	return r, nil
 }

@@ -1,8 +1,6 @@
 package server
 
 import (
-	"bufio"
-	"net"
 	"net/http"
 	"sort"
 	"strconv"
@@ -56,47 +54,13 @@ func summarize(st *api.State, top int) {
 	st.Summary = true
 }
 
-// requestCounter counts public Worker requests and those answered 5xx.
+// requestCounter counts public Worker requests and those answered 5xx
+// (publicWrap counts them).
 type requestCounter struct{ total, errors atomic.Uint64 }
 
-func (c *requestCounter) start(w http.ResponseWriter) *countingWriter {
-	return &countingWriter{ResponseWriter: w, status: http.StatusOK}
-}
-
-func (c *requestCounter) finish(w *countingWriter) {
+func (c *requestCounter) count(status int) {
 	c.total.Add(1)
-	if w.status >= 500 {
+	if status >= 500 {
 		c.errors.Add(1)
 	}
 }
-
-// countingWriter remembers the status of a response.
-type countingWriter struct {
-	http.ResponseWriter
-	status int
-	wrote  bool
-}
-
-func (w *countingWriter) WriteHeader(code int) {
-	if !w.wrote && code >= 200 {
-		w.status, w.wrote = code, true
-	}
-	w.ResponseWriter.WriteHeader(code)
-}
-
-func (w *countingWriter) Write(b []byte) (int, error) {
-	w.wrote = true
-	return w.ResponseWriter.Write(b)
-}
-
-// Flush keeps streamed responses streaming through the wrapper.
-func (w *countingWriter) Flush() { http.NewResponseController(w.ResponseWriter).Flush() }
-
-// Hijack hands the connection over (a WebSocket upgrade).
-func (w *countingWriter) Hijack() (net.Conn, *bufio.ReadWriter, error) {
-	w.status, w.wrote = http.StatusSwitchingProtocols, true
-	return http.NewResponseController(w.ResponseWriter).Hijack()
-}
-
-// Unwrap lets http.ResponseController reach the connection.
-func (w *countingWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }

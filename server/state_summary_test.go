@@ -42,12 +42,13 @@ func TestRequestCounter_CountsFiveHundreds(t *testing.T) {
 	var c requestCounter
 	for _, status := range []int{200, 404, 500, 503, 0} {
 		rec := httptest.NewRecorder()
-		cw := c.start(rec)
+		sw := &statusWriter{ResponseWriter: rec, status: http.StatusOK}
 		if status != 0 {
-			cw.WriteHeader(status)
+			sw.WriteHeader(http.StatusEarlyHints) // informational: not the status
+			sw.WriteHeader(status)
 		}
-		cw.Write([]byte("x"))
-		c.finish(cw)
+		sw.Write([]byte("x"))
+		c.count(sw.status)
 	}
 	if c.total.Load() != 5 || c.errors.Load() != 2 {
 		t.Errorf("total %d errors %d, want 5 and 2", c.total.Load(), c.errors.Load())

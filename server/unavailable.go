@@ -48,13 +48,13 @@ func (o *objects) logUnavailable(cell string, err error) {
 
 // served forgets cell's unavailability once it serves again, so that the
 // next failure is logged at once.
-func (o *objects) served(cell string) {
+func (o *objects) served(cell string, epoch uint64) {
 	u := &o.unavailable
 	u.mu.Lock()
 	if _, ok := u.last[cell]; ok {
 		delete(u.last, cell)
 		u.mu.Unlock()
-		o.log.Info("cell available again", "cell", cell)
+		o.log.Info("cell available again", "cell", cell, "epoch", epoch)
 		return
 	}
 	u.mu.Unlock()

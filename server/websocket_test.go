@@ -413,6 +413,14 @@ func TestWebSocket_ThroughAccessLog(t *testing.T) {
 	if got := readText(t, c); got != "echo dev" {
 		t.Fatalf("echo: %q", got)
 	}
+	// Counted as a WebSocket request, and open on the client side.
+	m := scrape(t, n.internal)
+	if got := sample(m, "celld_requests_total", "kind", "websocket", "status", "1xx"); got != 1 {
+		t.Errorf("websocket requests %v, want 1", got)
+	}
+	if got := sample(m, "celld_websockets", "side", "client"); got != 1 {
+		t.Errorf("client websockets %v, want 1", got)
+	}
 	c.Close() // the line is written when the handler returns
 	select {
 	case status := <-logged:

@@ -230,7 +230,7 @@ func (c *Cell) publish() {
 		}
 		cancel()
 		if err != nil {
-			c.p.log.Warn("publish wake entry", "cell", c.name, "err", err)
+			c.p.log.Warn("publish wake entry", "cell", c.name, "epoch", c.epoch, "err", err)
 			time.Sleep(backoff)
 			backoff = min(2*backoff, 2*time.Second)
 			continue
