@@ -16,6 +16,7 @@ import (
 	"strings"
 
 	"github.com/celldgo/celld/assets"
+	"github.com/celldgo/celld/cron/spec"
 )
 
 // Config is a Wrangler project's wrangler.jsonc, wrangler.json or
@@ -577,10 +578,8 @@ func (c *Config) validateBindings() []string {
 			add(`queues.consumers[%d]: "queue" is required`, i)
 		}
 	}
-	for i, cron := range c.Triggers.Crons {
-		if strings.TrimSpace(cron) == "" {
-			add("triggers.crons[%d]: empty cron expression", i)
-		}
+	for _, err := range spec.CheckTriggers(c.Triggers.Crons) {
+		add("%s", err)
 	}
 	return ps
 }

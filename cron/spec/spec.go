@@ -24,6 +24,7 @@ package spec
 import (
 	"errors"
 	"fmt"
+	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -443,4 +444,43 @@ func nearestWeekday(day time.Time, n int) int {
 		return n + 1
 	}
 	return n
+}
+
+// MaxTriggers is how many cron expressions one Worker may have:
+// Cloudflare's limit for a paid account (250 Cron Triggers), which bounds
+// what one Worker there can have.
+const MaxTriggers = 250
+
+// TestSecondsEnv, set to 1, lets a trigger have a leading seconds field
+// (six fields). It exists for tests that must see several occurrences in
+// seconds, never for production: Cloudflare has no seconds field.
+const TestSecondsEnv = "CELLD_TEST_CRON_SECONDS"
+
+// ParseTrigger parses a triggers.crons entry: five fields, or six under
+// TestSecondsEnv=1.
+func ParseTrigger(expr string) (*Schedule, error) {
+	if os.Getenv(TestSecondsEnv) == "1" && len(strings.Fields(expr)) == 6 {
+		return ParseSeconds(expr)
+	}
+	return Parse(expr)
+}
+
+// CheckTriggers validates a Worker's triggers.crons as a whole: each
+// expression parses, none is listed twice, at most MaxTriggers.
+func CheckTriggers(exprs []string) []error {
+	var errs []error
+	if len(exprs) > MaxTriggers {
+		errs = append(errs, fmt.Errorf("%d cron triggers, more than the %d a Worker may have", len(exprs), MaxTriggers))
+	}
+	seen := map[string]int{}
+	for i, e := range exprs {
+		if _, err := ParseTrigger(e); err != nil {
+			errs = append(errs, fmt.Errorf("triggers.crons[%d]: %w", i, err))
+		}
+		if j, dup := seen[e]; dup {
+			errs = append(errs, fmt.Errorf("triggers.crons[%d]: %q is listed twice (also at [%d])", i, e, j))
+		}
+		seen[e] = i
+	}
+	return errs
 }
