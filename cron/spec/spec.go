@@ -298,19 +298,20 @@ func (s *Schedule) Next(t time.Time) (time.Time, bool) {
 }
 
 // Latest is the latest occurrence at or before now, stepping forward
-// from the occurrence from (itself at or before now). It gives up after a
-// million steps (a years-long outage of a schedule that fires every
-// second) and returns the last one reached.
-func (s *Schedule) Latest(from, now time.Time) time.Time {
-	cur := from
-	for i := 0; i < 1_000_000; i++ {
-		n, ok := s.Next(cur)
-		if !ok || n.After(now) {
+// from the occurrence from (itself at or before now), and how many
+// occurrences it stepped over (from included, the one returned not). It
+// gives up after a million steps (a years-long outage of a schedule that
+// fires every second) and returns the last one reached.
+func (s *Schedule) Latest(from, now time.Time) (time.Time, int) {
+	cur, n := from, 0
+	for ; n < 1_000_000; n++ {
+		next, ok := s.Next(cur)
+		if !ok || next.After(now) {
 			break
 		}
-		cur = n
+		cur = next
 	}
-	return cur
+	return cur, n
 }
 
 func (s *Schedule) next(t time.Time, maxDays int) (time.Time, bool) {

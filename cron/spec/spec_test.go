@@ -125,11 +125,11 @@ func TestSecondsAndLatest(t *testing.T) {
 	}
 	m, _ := Parse("* * * * *")
 	// after a three-hour outage the latest missed minute, not the first
-	got := m.Latest(at("2026-12-01 10:00:00"), at("2026-12-01 13:00:30"))
-	if !got.Equal(at("2026-12-01 13:00:00")) {
-		t.Fatalf("Latest = %s", got)
+	got, skipped := m.Latest(at("2026-12-01 10:00:00"), at("2026-12-01 13:00:30"))
+	if !got.Equal(at("2026-12-01 13:00:00")) || skipped != 180 {
+		t.Fatalf("Latest = %s, %d skipped", got, skipped)
 	}
-	if got := m.Latest(at("2026-12-01 10:00:00"), at("2026-12-01 10:00:59")); !got.Equal(at("2026-12-01 10:00:00")) {
-		t.Fatalf("Latest with nothing newer = %s", got)
+	if got, skipped := m.Latest(at("2026-12-01 10:00:00"), at("2026-12-01 10:00:59")); !got.Equal(at("2026-12-01 10:00:00")) || skipped != 0 {
+		t.Fatalf("Latest with nothing newer = %s, %d", got, skipped)
 	}
 }
