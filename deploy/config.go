@@ -164,7 +164,7 @@ type Capabilities struct {
 
 // Served is what this build of celld's runtime serves. An issue that
 // teaches the worker package a binding kind flips its field here.
-func Served() Capabilities { return Capabilities{D1: true, KV: true, R2: true} }
+func Served() Capabilities { return Capabilities{D1: true, KV: true, R2: true, Triggers: true} }
 
 // ConfigNames are the file names a project's config may have, in the order
 // they are looked for.

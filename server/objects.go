@@ -14,6 +14,7 @@ import (
 
 	"github.com/celldgo/celld/bucket"
 	"github.com/celldgo/celld/cell"
+	"github.com/celldgo/celld/cron"
 	"github.com/celldgo/celld/deploy"
 	"github.com/celldgo/celld/fleet"
 	"github.com/celldgo/celld/host"
@@ -64,6 +65,7 @@ type objects struct {
 	wake        *wake.Publisher // wake entries of alarms (nil: none)
 	waker       *wake.Waker
 	alarmsFired atomic.Int64
+	cronsRun    atomic.Int64   // scheduled() runs of cron triggers (cron.go)
 	late        lateness       // alarms.go
 	unavailable unavailableLog // unavailable.go
 	ws          wsCount        // client WebSockets (websocket.go)
@@ -303,6 +305,9 @@ func (o *objects) activate(ctx context.Context, ap *app, name, class, id string)
 func (o *objects) start(ap *app, h cell.Handler, class, id string, hc *host.Cell) (*resident, error) {
 	r := &resident{cell: hc.Name(), class: class, id: id, hc: hc, o: o}
 	if h != nil {
+		if class == cron.Kind.Name {
+			h = o.cronCell(r, h)
+		}
 		r.bi = hc.Serve(h)
 	} else {
 		obj, err := ap.rt.NewObjectWith(class, id, hc.DB(), o.objectOptions(r))
@@ -399,7 +404,8 @@ func (o *objects) evictIdle(now time.Time) {
 	o.mu.Lock()
 	var victims []*resident
 	for _, r := range o.residents {
-		if r.inflight.Load() == 0 && r.busy() == 0 && r.sockets() == 0 && now.Sub(time.Unix(0, r.lastUsed.Load())) >= o.idle && !r.keepForAlarm(now) {
+		if r.inflight.Load() == 0 && r.busy() == 0 && r.sockets() == 0 && now.Sub(time.Unix(0, r.lastUsed.Load())) >= o.idle && !r.keepForAlarm(now) &&
+			r.class != cron.Kind.Name { // a Worker's one schedule stays where it runs
 			victims = append(victims, o.detach(r))
 		}
 	}
