@@ -83,7 +83,7 @@ func TestCron_FiresOnceAndRedeployReplaces(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	deployCron(t, store, `["*/2 * * * * *"]`)
+	deployCron(t, store, `["* * * * * *"]`)
 	internal, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -104,7 +104,7 @@ func TestCron_FiresOnceAndRedeployReplaces(t *testing.T) {
 	}
 	seen := map[int64]bool{}
 	for _, r := range runs {
-		if r.Cron != "*/2 * * * * *" || r.Scheduled%2000 != 0 || r.Started < r.Scheduled || seen[r.Scheduled] {
+		if r.Cron != "* * * * * *" || r.Scheduled%1000 != 0 || r.Started < r.Scheduled || seen[r.Scheduled] {
 			t.Fatalf("bad or repeated run %+v in %+v", r, runs)
 		}
 		seen[r.Scheduled] = true
@@ -125,7 +125,7 @@ func TestCron_FiresOnceAndRedeployReplaces(t *testing.T) {
 	}
 	manual := map[string]int64{}
 	for _, r := range cronRuns(t, base) {
-		if r.Cron != "*/2 * * * * *" {
+		if r.Cron != "* * * * * *" {
 			manual[r.Cron] = r.Scheduled
 		}
 	}
@@ -134,13 +134,13 @@ func TestCron_FiresOnceAndRedeployReplaces(t *testing.T) {
 	}
 
 	// A new deployment replaces the schedule.
-	deployCron(t, store, `["*/3 * * * * *"]`)
+	deployCron(t, store, `["*/2 * * * * *"]`)
 	switched := time.Now()
 	deadline = time.Now().Add(15 * time.Second)
 	for time.Now().Before(deadline) {
 		n := 0
 		for _, r := range cronRuns(t, base) {
-			if r.Cron == "*/3 * * * * *" {
+			if r.Cron == "*/2 * * * * *" {
 				n++
 			}
 		}
@@ -152,13 +152,13 @@ func TestCron_FiresOnceAndRedeployReplaces(t *testing.T) {
 	var old, fresh int
 	for _, r := range cronRuns(t, base) {
 		switch r.Cron {
-		case "*/2 * * * * *":
+		case "* * * * * *":
 			if r.Started > switched.Add(2*time.Second).UnixMilli() {
 				old++
 			}
-		case "*/3 * * * * *":
+		case "*/2 * * * * *":
 			fresh++
-			if r.Scheduled%3000 != 0 {
+			if r.Scheduled%2000 != 0 {
 				t.Errorf("run %+v", r)
 			}
 		}
@@ -170,7 +170,7 @@ func TestCron_FiresOnceAndRedeployReplaces(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(st.Triggers) != 1 || st.Triggers[0].Cron != "*/3 * * * * *" || st.Triggers[0].LastOutcome != "ok" || st.Triggers[0].Runs < 2 {
+	if len(st.Triggers) != 1 || st.Triggers[0].Cron != "*/2 * * * * *" || st.Triggers[0].LastOutcome != "ok" || st.Triggers[0].Runs < 2 {
 		t.Fatalf("cron.Read = %+v", st)
 	}
 }
