@@ -105,7 +105,6 @@ func (o *objects) cronRun(r *resident) alarmRun {
 			if sr.Err != nil {
 				rec.Error = sr.Err.Error()
 			}
-			o.cronsRun.Add(1)
 			out, err = r.callBuiltin(ctx, cron.RecordRequest([]cron.Result{rec}, o.now()))
 			if err != nil {
 				return res, err

@@ -65,7 +65,6 @@ type objects struct {
 	wake        *wake.Publisher // wake entries of alarms (nil: none)
 	waker       *wake.Waker
 	alarmsFired atomic.Int64
-	cronsRun    atomic.Int64   // scheduled() runs of cron triggers (cron.go)
 	late        lateness       // alarms.go
 	unavailable unavailableLog // unavailable.go
 	ws          wsCount        // client WebSockets (websocket.go)
