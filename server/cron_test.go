@@ -51,7 +51,7 @@ func httpDo(t *testing.T, method, url string) (int, string) {
 }
 
 // deployCron deploys testdata/cron with its crons replaced by crons.
-func deployCron(t *testing.T, store bucket.Store, crons string) {
+func deployCron(t testing.TB, store bucket.Store, crons string) {
 	t.Helper()
 	dir := t.TempDir()
 	src := "../cmd/celld/testdata/cron"
