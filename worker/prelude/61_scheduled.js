@@ -1,7 +1,7 @@
 // The scheduled event (cron triggers): scheduled(controller, env, ctx) as
 // workerd calls it. The controller's cron and scheduledTime are own,
-// enumerable, read-only properties; noRetry() is on its prototype; the
-// class itself is not a global. The event is done once the handler's
+// enumerable, read-only (but configurable) properties; noRetry() is on
+// its prototype, with toStringTag; the class itself is not a global. The event is done once the handler's
 // promise and every ctx.waitUntil promise have settled; it failed if the
 // handler threw or a waitUntil promise rejected.
 
@@ -9,11 +9,12 @@ class ScheduledController {
   #noRetry = false;
   constructor(key, cron, scheduledTime) {
     if (key !== internal.kCreate) throw new TypeError("Illegal constructor");
-    Object.defineProperty(this, "cron", { value: cron, enumerable: true });
-    Object.defineProperty(this, "scheduledTime", { value: scheduledTime, enumerable: true });
+    Object.defineProperty(this, "cron", { value: cron, enumerable: true, configurable: true });
+    Object.defineProperty(this, "scheduledTime", { value: scheduledTime, enumerable: true, configurable: true });
   }
   noRetry() { this.#noRetry = true; }
   static retryRefused(c) { return c.#noRetry; }
+  get [Symbol.toStringTag]() { return "ScheduledController"; }
 }
 
 const noScheduledHandler = "Received a ScheduledEvent but we lack a handler for ScheduledEvents (a.k.a. Cron Triggers). Did you remember to export a scheduled() function?";
