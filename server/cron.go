@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"strconv"
@@ -12,6 +13,7 @@ import (
 	"github.com/celldgo/celld/cell"
 	"github.com/celldgo/celld/cron"
 	"github.com/celldgo/celld/deploy"
+	"github.com/celldgo/celld/host"
 	"github.com/celldgo/celld/worker"
 )
 
@@ -48,6 +50,14 @@ func (o *objects) cronCell(r *resident, h cell.Handler) cell.Handler {
 		report(db)
 		return out, err
 	}
+}
+
+// keepCron: a cron cell with an alarm armed stays resident (one per
+// Worker), so its owner fires it on time rather than the waker a tick
+// late.
+func (r *resident) keepCron() bool {
+	set, _ := r.armed()
+	return r.class == cron.Kind.Name && set
 }
 
 // cronRetryIdle is how soon a cron cell that could not run (no deployment
@@ -158,6 +168,14 @@ func (o *objects) syncCrons(ctx context.Context, ap *app, head func(context.Cont
 		}
 		_, err := o.Call(ctx, name, cron.SyncRequest(m.ScriptName, m.Version, crons, o.now()))
 		if err == nil {
+			return
+		}
+		var refused *host.RequestError
+		if errors.As(err, &refused) {
+			// The cell refuses these crons as they stand (a six-field
+			// expression on a node without CELLD_TEST_CRON_SECONDS):
+			// retrying cannot help.
+			o.log.Error("cron triggers not scheduled", "cell", name, "err", err)
 			return
 		}
 		if attempt%10 == 0 {

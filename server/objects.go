@@ -404,7 +404,7 @@ func (o *objects) evictIdle(now time.Time) {
 	var victims []*resident
 	for _, r := range o.residents {
 		if r.inflight.Load() == 0 && r.busy() == 0 && r.sockets() == 0 && now.Sub(time.Unix(0, r.lastUsed.Load())) >= o.idle && !r.keepForAlarm(now) &&
-			r.class != cron.Kind.Name { // a Worker's one schedule stays where it runs
+			!r.keepCron() {
 			victims = append(victims, o.detach(r))
 		}
 	}
