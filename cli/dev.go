@@ -33,6 +33,9 @@ type devOptions struct {
 	Env       string
 	PersistTo string
 	NoLog     bool
+	// TestScheduled adds the /__scheduled route (wrangler dev
+	// --test-scheduled); /cdn-cgi/handler/scheduled is always served.
+	TestScheduled bool
 }
 
 func devCommand(g *globals) *cli.Command {
@@ -55,6 +58,7 @@ func devCommand(g *globals) *cli.Command {
 			&cli.StringFlag{Name: "env", Aliases: []string{"e"}, Usage: "run the config's env.NAME section", Destination: &o.Env},
 			&cli.StringFlag{Name: "persist-to", Usage: "directory of the local state (default DIR/.celld/dev)", Destination: &o.PersistTo},
 			&cli.BoolFlag{Name: "no-request-log", Usage: "do not print a line per request", Destination: &o.NoLog},
+			&cli.BoolFlag{Name: "test-scheduled", Usage: "serve /__scheduled?cron=EXPR, which runs the scheduled() handler (as wrangler dev --test-scheduled); /cdn-cgi/handler/scheduled?cron=EXPR&time=MS is always served", Destination: &o.TestScheduled},
 		},
 		Action: func(ctx context.Context, cmd *cli.Command) error {
 			if cmd.Args().Len() > 1 {
@@ -155,7 +159,8 @@ func runDev(ctx context.Context, out, errw io.Writer, version, dir string, o *de
 		Version: version, TTL: 3 * time.Second, Logger: log, WaitForPrevious: true, Poll: 200 * time.Millisecond,
 		StateDir: filepath.Join(root, "state"),
 		Dev: &server.DevOptions{
-			HTMLErrors: true,
+			HTMLErrors:    true,
+			TestScheduled: o.TestScheduled,
 			OnLoadError: func(version string, err error) {
 				fmt.Fprintf(errw, "✘ version %s does not start (still serving the previous version):\n%v\n", version, err)
 			},

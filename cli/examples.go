@@ -25,6 +25,7 @@ var commandExamples = map[string][]string{
 	"celld dev": {
 		"celld dev examples/counter",
 		"celld dev . --clean --port 8787 --var GREETING:hi",
+		"celld dev . --test-scheduled   # then: curl 'http://127.0.0.1:9876/__scheduled?cron=*+*+*+*+*'",
 	},
 	"celld cell": {
 		"celld cell list --bucket s3://fleet",
@@ -33,6 +34,13 @@ var commandExamples = map[string][]string{
 	"celld cell list": {
 		"celld cell list --bucket s3://fleet",
 		"celld cell list --bucket s3://fleet --json | jq -r '.[] | select(.owner_live) | .cell'",
+	},
+	"celld cron": {
+		"celld cron list --bucket s3://fleet",
+	},
+	"celld cron list": {
+		"celld cron list --bucket s3://fleet",
+		"celld cron list --bucket s3://fleet --json | jq '.triggers[] | {cron, next, last_outcome}'",
 	},
 	"celld deploy": {
 		"celld deploy ./my-worker --bucket s3://fleet",

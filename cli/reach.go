@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/celldgo/celld/bucket"
+	"github.com/celldgo/celld/cron"
 	"github.com/celldgo/celld/d1"
 	"github.com/celldgo/celld/fleet"
 	"github.com/celldgo/celld/fleet/core"
@@ -26,7 +27,7 @@ import (
 
 // builtinKinds are the built-in cell kinds the commands reach and
 // `celld serve` hosts (tests add their own).
-var builtinKinds = []host.Kind{d1.Kind, kv.Kind}
+var builtinKinds = []host.Kind{d1.Kind, kv.Kind, cron.Kind}
 
 // caller delivers an encoded request to a built-in cell (what d1.Client
 // and kv.Client call through).

@@ -133,6 +133,7 @@ func New(version string) *cli.Command {
 			serveCommand(g),
 			devCommand(g),
 			cellCommand(g),
+			cronCommand(g),
 			deployCommand(g),
 			topCommand(g),
 			kvCommand(g),

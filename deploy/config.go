@@ -16,6 +16,7 @@ import (
 	"strings"
 
 	"github.com/celldgo/celld/assets"
+	"github.com/celldgo/celld/cron/spec"
 )
 
 // Config is a Wrangler project's wrangler.jsonc, wrangler.json or
@@ -163,7 +164,7 @@ type Capabilities struct {
 
 // Served is what this build of celld's runtime serves. An issue that
 // teaches the worker package a binding kind flips its field here.
-func Served() Capabilities { return Capabilities{D1: true, KV: true, R2: true} }
+func Served() Capabilities { return Capabilities{D1: true, KV: true, R2: true, Triggers: true} }
 
 // ConfigNames are the file names a project's config may have, in the order
 // they are looked for.
@@ -577,10 +578,8 @@ func (c *Config) validateBindings() []string {
 			add(`queues.consumers[%d]: "queue" is required`, i)
 		}
 	}
-	for i, cron := range c.Triggers.Crons {
-		if strings.TrimSpace(cron) == "" {
-			add("triggers.crons[%d]: empty cron expression", i)
-		}
+	for _, err := range spec.CheckTriggers(c.Triggers.Crons) {
+		add("%s", err)
 	}
 	return ps
 }

@@ -3,6 +3,7 @@ package deploy_test
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"reflect"
 	"strings"
 	"testing"
@@ -148,6 +149,16 @@ func TestLoadConfig_Validation(t *testing.T) {
 			deploy.Capabilities{Queues: true}, ""},
 		{"crons not served", `{"name":"w","main":"src/index.js","triggers":{"crons":["*/3 * * * *"]}}`,
 			deploy.Capabilities{}, `binding kind triggers.crons (cron "*/3 * * * *") is not served by this celld yet`},
+		{"crons served", `{"name":"w","main":"src/index.js","triggers":{"crons":["*/3 * * * *","0 18 * * 6L","59 23 LW * *"]}}`,
+			deploy.Capabilities{Triggers: true}, ""},
+		{"cron with a bad field", `{"name":"w","main":"src/index.js","triggers":{"crons":["* * * * *","0 25 * * *"]}}`,
+			deploy.Capabilities{Triggers: true}, `triggers.crons[1]: invalid cron expression "0 25 * * *": hour field "25": 25 is out of range 0-23`},
+		{"cron with four fields", `{"name":"w","main":"src/index.js","triggers":{"crons":["* * * *"]}}`,
+			deploy.Capabilities{Triggers: true}, `triggers.crons[0]: invalid cron expression "* * * *": 4 fields, want 5 (minute hour day-of-month month day-of-week)`},
+		{"cron listed twice", `{"name":"w","main":"src/index.js","triggers":{"crons":["0 * * * *","0 * * * *"]}}`,
+			deploy.Capabilities{Triggers: true}, `triggers.crons[1]: "0 * * * *" is listed twice (also at [0])`},
+		{"too many crons", `{"name":"w","main":"src/index.js","triggers":{"crons":[` + manyCrons(251) + `]}}`,
+			deploy.Capabilities{Triggers: true}, `251 cron triggers, more than the 250 a Worker may have`},
 		{"class named like a built-in cell",
 			`{"name":"w","main":"src/index.js","durable_objects":{"bindings":[{"name":"K","class_name":"kv"}]},"migrations":[{"tag":"v1","new_sqlite_classes":["kv"]}]}`,
 			deploy.Capabilities{}, `durable_objects.bindings[0] (binding K): class name "kv" is reserved for celld's built-in cells`},
@@ -227,4 +238,13 @@ func TestLoadConfig_Files(t *testing.T) {
 			t.Errorf("error %q does not say it is the project directory", err)
 		}
 	})
+}
+
+// manyCrons lists n distinct valid expressions, as JSON strings.
+func manyCrons(n int) string {
+	out := make([]string, n)
+	for i := range out {
+		out[i] = fmt.Sprintf(`"%d %d * * *"`, i%60, i/60)
+	}
+	return strings.Join(out, ",")
 }

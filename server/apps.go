@@ -34,6 +34,10 @@ type apps struct {
 	// load (the previous one keeps serving).
 	onLoadError func(version string, err error)
 
+	// syncCtx bounds the cron syncs of loaded deployments (cron.go); nil:
+	// none (a node's, set by Run).
+	syncCtx context.Context
+
 	mu            sync.Mutex
 	cur           *app
 	failed        string // ETag of the current.json whose deployment failed to load
@@ -106,6 +110,9 @@ func (a *apps) refresh(ctx context.Context) error {
 	a.failedVersion, a.failedErr = "", ""
 	a.mu.Unlock()
 	a.log.Info("deployment loaded", "worker", dep.Manifest.ScriptName, "version", dep.Manifest.Version)
+	if a.objects != nil && a.syncCtx != nil {
+		go a.objects.syncCrons(a.syncCtx, next, liveETag(a.store))
+	}
 	if prev != nil {
 		go prev.close(a)
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/celldgo/celld/bucket"
 	"github.com/celldgo/celld/cell"
+	"github.com/celldgo/celld/cron"
 	"github.com/celldgo/celld/d1"
 	"github.com/celldgo/celld/d1/d1js"
 	"github.com/celldgo/celld/deploy"
@@ -38,10 +39,13 @@ type builtinKind struct {
 var builtinKinds = []builtinKind{
 	{d1.Kind, d1js.Bindings},
 	{kv.Kind, kvjs.Bindings},
+	{cron.Kind, noBindings}, // no binding: its node syncs and runs it (cron.go)
 }
 
+func noBindings(*deploy.Manifest, cell.Caller) map[string]worker.Binding { return nil }
+
 // DefaultBuiltins are the built-in cell kinds a node hosts unless told
-// otherwise: D1 databases and KV namespaces.
+// otherwise: D1 databases, KV namespaces and cron schedules.
 func DefaultBuiltins() []host.Kind {
 	out := make([]host.Kind, len(builtinKinds))
 	for i, b := range builtinKinds {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/celldgo/celld/bucket"
 	"github.com/celldgo/celld/cell"
+	"github.com/celldgo/celld/cron"
 	"github.com/celldgo/celld/deploy"
 	"github.com/celldgo/celld/fleet"
 	"github.com/celldgo/celld/host"
@@ -303,6 +304,9 @@ func (o *objects) activate(ctx context.Context, ap *app, name, class, id string)
 func (o *objects) start(ap *app, h cell.Handler, class, id string, hc *host.Cell) (*resident, error) {
 	r := &resident{cell: hc.Name(), class: class, id: id, hc: hc, o: o}
 	if h != nil {
+		if class == cron.Kind.Name {
+			h = o.cronCell(r, h)
+		}
 		r.bi = hc.Serve(h)
 	} else {
 		obj, err := ap.rt.NewObjectWith(class, id, hc.DB(), o.objectOptions(r))
@@ -399,7 +403,8 @@ func (o *objects) evictIdle(now time.Time) {
 	o.mu.Lock()
 	var victims []*resident
 	for _, r := range o.residents {
-		if r.inflight.Load() == 0 && r.busy() == 0 && r.sockets() == 0 && now.Sub(time.Unix(0, r.lastUsed.Load())) >= o.idle && !r.keepForAlarm(now) {
+		if r.inflight.Load() == 0 && r.busy() == 0 && r.sockets() == 0 && now.Sub(time.Unix(0, r.lastUsed.Load())) >= o.idle && !r.keepForAlarm(now) &&
+			!r.keepCron() {
 			victims = append(victims, o.detach(r))
 		}
 	}

@@ -111,6 +111,9 @@ type DevOptions struct {
 	// HTMLErrors answers a browser (Accept: text/html) whose request made
 	// the Worker throw with an HTML page instead of the plain 500.
 	HTMLErrors bool
+	// TestScheduled adds wrangler dev --test-scheduled's /__scheduled
+	// route (/cdn-cgi/handler/scheduled is always there in dev).
+	TestScheduled bool
 }
 
 // testNodeHook, set only by tests and benchmarks of this package, sees
@@ -258,7 +261,7 @@ func Run(ctx context.Context, o Options) error {
 	if o.DrainTimeout <= 0 {
 		o.DrainTimeout = 25 * time.Second
 	}
-	n := &node{opts: o, log: log, metrics: m, fleet: fn, apps: &apps{store: o.Store, log: log, objects: objs}, objects: objs,
+	n := &node{opts: o, log: log, metrics: m, fleet: fn, apps: &apps{store: o.Store, log: log, objects: objs, syncCtx: ctx}, objects: objs,
 		advertise: advertise, shutdown: make(chan shutdownRequest, 1)}
 	if n.apps.assetCache, err = newAssetCache(n.apps, o); err != nil {
 		cctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
@@ -320,6 +323,15 @@ func Run(ctx context.Context, o Options) error {
 	intMux.HandleFunc("GET /state", n.serveState)
 	intMux.HandleFunc("POST /shutdown", n.serveShutdown)
 	intMux.Handle("GET /metrics", m.Handler())
+	// Trigger the Worker's scheduled() by hand: the internal listener
+	// only on a fleet node; celld dev also on its public one (cron.go).
+	intMux.HandleFunc("POST /__scheduled", n.serveScheduled(false))
+	if o.Dev != nil {
+		pubMux.Handle("/cdn-cgi/handler/scheduled", n.publicWrap(n.serveScheduled(false)))
+		if o.Dev.TestScheduled {
+			pubMux.Handle("/__scheduled", n.publicWrap(n.serveScheduled(true)))
+		}
+	}
 	pubH.set(pubMux)
 	intH.set(n.internalWrap(intMux))
 	if o.OnReady != nil {

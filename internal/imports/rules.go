@@ -35,7 +35,7 @@ var dataPlane = []string{"d1", "kv", "r2", "queue", "assets"}
 // cmd; internal/ and bench/ are test and benchmark support, free to use
 // what they test.
 var Rules = func() []Rule {
-	below := []string{"bucket", "fleet", "diagnose", "deploy", "worker", "cell", "host", "server", "tui", "internal", "wake", "assets", "metrics"}
+	below := []string{"bucket", "fleet", "diagnose", "deploy", "worker", "cell", "host", "server", "tui", "internal", "wake", "assets", "metrics", "cron"}
 	below = append(below, dataPlane...)
 	rs := []Rule{
 		{Package: "cmd/celld", May: []string{"cli"}},
@@ -46,7 +46,7 @@ var Rules = func() []Rule {
 		{Package: "fleet", May: []string{"bucket", "fleet"}, Ban: []string{engine}},
 		{Package: "fleet/core", Ban: []string{engine}}, // pure: see its own purity test
 		{Package: "diagnose", May: []string{"bucket", "fleet"}, Ban: []string{engine}},
-		{Package: "deploy", May: []string{"bucket", "assets"}},
+		{Package: "deploy", May: []string{"bucket", "assets", "cron/spec"}},
 		{Package: "worker", May: []string{"cell"}},
 		{Package: "cell", May: []string{"bucket", "fleet"}, Ban: []string{engine}},
 		{Package: "host", May: []string{"cell", "fleet", "bucket"}, Ban: []string{engine}},
@@ -56,7 +56,11 @@ var Rules = func() []Rule {
 		// the packages that report to it (server) import it, the ones
 		// below report through plain hooks and stay free of it.
 		{Package: "metrics", May: []string{"bucket"}, Ban: []string{engine}},
-		{Package: "server", May: append([]string{"bucket", "fleet", "diagnose", "deploy", "worker", "cell", "host", "server", "wake", "assets", "metrics"}, dataPlane...)},
+		{Package: "server", May: append([]string{"bucket", "fleet", "diagnose", "deploy", "worker", "cell", "host", "server", "wake", "assets", "metrics", "cron"}, dataPlane...)},
+		// Cron triggers: the dialect (spec, standard library only, so
+		// deploy validates with it) and the cron:<script> cell kind.
+		{Package: "cron/spec", Ban: []string{engine}},
+		{Package: "cron", May: []string{"cell", "bucket", "fleet", "host", "cron"}, Ban: []string{engine}},
 		{Package: "server/api"},
 		// tui reads node snapshots through server's wire types and finds
 		// nodes through fleet (which takes a bucket).
