@@ -64,6 +64,9 @@ type peer struct {
 	client   *http.Client
 	streams  *http.Client // for fetches, whose answer body may stream for long
 	objects  *objects
+
+	bodies  *bodyBudget // every request body in flight on this node, both listeners
+	maxBody int64       // per-request body cap (CELLD_MAX_BODY_MB)
 }
 
 func newPeer(secret []byte, node string, objs *objects) *peer {
@@ -73,6 +76,8 @@ func newPeer(secret []byte, node string, objs *objects) *peer {
 		client:   &http.Client{Timeout: 60 * time.Second},
 		streams:  &http.Client{Transport: streamTransport()},
 		objects:  objs,
+		bodies:   newBodyBudget(DefaultBodyMemory),
+		maxBody:  DefaultMaxRequestBody,
 	}
 }
 
@@ -83,7 +88,11 @@ func (p *peer) routes(mux *http.ServeMux) {
 	mux.HandleFunc("GET "+peerWSPath, p.serveWS)
 }
 
-// verified reads and verifies a peer request; on failure it has answered.
+// verified verifies a peer request's signed headers, then reads its body
+// (checking the signed hash as it reads); on failure it has answered. An
+// unsigned or badly signed request is refused before a byte of its body
+// is read. The body's budget is given back when the request's context
+// ends.
 func (p *peer) verified(w http.ResponseWriter, r *http.Request) ([]byte, bool) {
 	if p.objects.drain.active.Load() {
 		// Peers stop reusing connections to a draining node, one answer at
@@ -91,17 +100,21 @@ func (p *peer) verified(w http.ResponseWriter, r *http.Request) ([]byte, bool) {
 		// connections at once, under a peer about to write on one.)
 		w.Header().Set("Connection", "close")
 	}
-	body, err := io.ReadAll(io.LimitReader(r.Body, maxBody+1))
-	if err != nil || len(body) > maxBody {
-		http.Error(w, "peer request body unreadable or too large", http.StatusRequestEntityTooLarge)
-		return nil, false
-	}
-	if err := p.verifier.Verify(r, body); err != nil {
+	if err := p.verifier.VerifyHeaders(r); err != nil {
 		// The reason names what was wrong, never the secret or the MAC.
-		p.objects.log.Warn("peer request refused", "from", r.RemoteAddr, "node", r.Header.Get(fleet.HeaderPeerNode), "path", r.URL.Path, "reason", err)
-		http.Error(w, err.Error(), http.StatusUnauthorized)
+		p.refused(w, r, err)
 		return nil, false
 	}
+	body, lb, err := readPeerBody(r, p.bodies, p.maxBody)
+	if errors.Is(err, fleet.ErrPeerAuth) {
+		p.refused(w, r, err)
+		return nil, false
+	}
+	if err != nil {
+		bodyRefused(w, err)
+		return nil, false
+	}
+	context.AfterFunc(r.Context(), lb.release)
 	if !p.objects.fleet.Serving() {
 		// A node that lost its lease (or woke from a freeze past it)
 		// serves nothing, forwarded calls included.
@@ -109,6 +122,12 @@ func (p *peer) verified(w http.ResponseWriter, r *http.Request) ([]byte, bool) {
 		return nil, false
 	}
 	return body, true
+}
+
+func (p *peer) refused(w http.ResponseWriter, r *http.Request, err error) {
+	p.objects.log.Warn("peer request refused", "from", r.RemoteAddr, "node", r.Header.Get(fleet.HeaderPeerNode), "path", r.URL.Path, "reason", err)
+	w.Header().Set("Connection", "close") // its body is not read
+	http.Error(w, err.Error(), http.StatusUnauthorized)
 }
 
 type peerHandler func(ctx context.Context, w http.ResponseWriter, class, id string, q url.Values, body []byte) error

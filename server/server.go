@@ -101,6 +101,14 @@ type Options struct {
 	// MaxWebSockets refuses a WebSocket handshake (503) beyond this many
 	// open client sockets (CELLD_MAX_WEBSOCKETS); 0 is no limit.
 	MaxWebSockets int
+	// MaxRequestBody caps one request's body, enforced while it streams
+	// (413) (CELLD_MAX_BODY_MB). Default DefaultMaxRequestBody.
+	MaxRequestBody int64
+	// BodyMemory bounds the request-body bytes in flight on the node, both
+	// listeners together (CELLD_BODY_MEMORY_MB); a request that finds no
+	// room within 10 s is refused (503). Default DefaultBodyMemory, and
+	// never below MaxRequestBody.
+	BodyMemory int64
 }
 
 // DevOptions are celld dev's additions to a node.
@@ -238,6 +246,13 @@ func Run(ctx context.Context, o Options) error {
 	objs.metrics = m
 	objs.host.OnGateWait = m.GateWait
 	objs.peer = newPeer(secret, o.Node, objs)
+	if o.MaxRequestBody > 0 {
+		objs.peer.maxBody = o.MaxRequestBody
+	}
+	if o.BodyMemory <= 0 {
+		o.BodyMemory = DefaultBodyMemory
+	}
+	objs.peer.bodies = newBodyBudget(max(o.BodyMemory, objs.peer.maxBody))
 	objs.max = o.MaxResident
 	objs.retention = o.LTXRetention
 	objs.hibernate = o.Hibernate
