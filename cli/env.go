@@ -41,6 +41,7 @@ var envVars = []envVar{
 	{Name: "CELLD_MAX_CELL_MB", Default: "10240", Meaning: "largest cell database (MiB) a restore rebuilds; an LTX object in the bucket claiming more is refused as corrupt before anything is allocated for it", Min: 1, Max: 16777216},
 	{Name: "CELLD_MAX_BODY_MB", Default: "100", Meaning: "largest request body (MiB) the node accepts, enforced while it streams (413); Cloudflare's default limit is 100 MB", Min: 1, Max: 65536},
 	{Name: "CELLD_BODY_MEMORY_MB", Default: "512", Meaning: "request-body bytes (MiB) in flight on the node at once, both listeners; a request that finds no room within 10 s gets 503 with Retry-After; at least CELLD_MAX_BODY_MB", Min: 1, Max: 1048576},
+	{Name: "CELLD_MAX_CONNS", Default: "0", Meaning: "connections each listener holds at most; at the cap a new one displaces the longest idle, and when all are busy up to 64 more answer only health and /state (anything else 503); 0 = a quarter of the file-descriptor limit", Min: 0, Max: 10000000},
 	{Name: "CELLD_ASSET_CACHE_BYTES", Default: "536870912", Meaning: "bound of the node's on-disk cache of static asset bodies (least recently used evicted)", Min: 1 << 20, Max: 1 << 50},
 	{Name: "CELLD_ASSET_CACHE_DIR", Meaning: "directory of that cache; default: asset-cache-<node> beside CELLD_WATCH"},
 	{Name: "CELLD_RELEASES", Default: "128", Meaning: "cell releases in flight at most during a drain", Min: 1, Max: 100000},

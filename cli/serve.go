@@ -105,6 +105,10 @@ func serveCommand(g *globals) *cli.Command {
 			if bodyMemMB < maxBodyMB {
 				return usageErr("CELLD_BODY_MEMORY_MB=%d is below CELLD_MAX_BODY_MB=%d: a body of the largest size would never fit", bodyMemMB, maxBodyMB)
 			}
+			maxConns, err := envInt("CELLD_MAX_CONNS")
+			if err != nil {
+				return err
+			}
 			releases, err := envInt("CELLD_RELEASES")
 			if err != nil {
 				return err
@@ -164,7 +168,7 @@ func serveCommand(g *globals) *cli.Command {
 				Listener:  pub, InternalListener: internal,
 				MaxWebSockets:  int(maxSockets),
 				AccessLog:      os.Getenv("CELLD_ACCESS_LOG") == "1",
-				MaxRequestBody: maxBodyMB << 20, BodyMemory: bodyMemMB << 20,
+				MaxRequestBody: maxBodyMB << 20, BodyMemory: bodyMemMB << 20, MaxConns: int(maxConns),
 			})
 			var fe *server.FenceError
 			var sf *server.StoreFaultError

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"hash"
 	"io"
+	"net"
 	"net/http"
 	"sync"
 	"time"
@@ -140,14 +141,17 @@ type limitedBody struct {
 	reserved int64
 	ended    bool
 	overflow bool
+	stalled  bool      // a read timed out (bodyIdle)
 	hash     hash.Hash // when not nil, every byte read is hashed
+	rc       *http.ResponseController
 }
 
 // newLimitedBody wraps r's body. A Content-Length past limit is refused
 // at once (*BodyTooLargeError) without reading; one within it is
 // reserved whole before anything is read.
-func newLimitedBody(r *http.Request, budget *bodyBudget, limit int64) (*limitedBody, error) {
-	lb := &limitedBody{ctx: r.Context(), r: r.Body, budget: budget, limit: limit}
+// Each read must make progress within bodyIdle.
+func newLimitedBody(w http.ResponseWriter, r *http.Request, budget *bodyBudget, limit int64) (*limitedBody, error) {
+	lb := &limitedBody{ctx: r.Context(), r: r.Body, budget: budget, limit: limit, rc: http.NewResponseController(w)}
 	if r.ContentLength > limit {
 		return nil, &BodyTooLargeError{Limit: limit}
 	}
@@ -179,7 +183,17 @@ func (lb *limitedBody) Read(p []byte) (int, error) {
 		}
 		lb.reserved += need
 	}
+	lb.rc.SetReadDeadline(time.Now().Add(bodyIdle)) // a stalled sender is cut
 	n, err := lb.r.Read(p)
+	if err != nil {
+		// Done (or failed): no deadline left to cancel the request
+		// later (the server's read past the body's end would time out).
+		lb.rc.SetReadDeadline(time.Time{})
+		var ne net.Error
+		if errors.As(err, &ne) && ne.Timeout() {
+			lb.stalled = true
+		}
+	}
 	lb.read += int64(n)
 	if lb.hash != nil {
 		lb.hash.Write(p[:n])
@@ -200,6 +214,13 @@ func (lb *limitedBody) overflowed() bool {
 	lb.mu.Lock()
 	defer lb.mu.Unlock()
 	return lb.overflow
+}
+
+// timedOut reports whether the sender stalled past bodyIdle.
+func (lb *limitedBody) timedOut() bool {
+	lb.mu.Lock()
+	defer lb.mu.Unlock()
+	return lb.stalled
 }
 
 // release ends the body (later reads fail) and gives its reservation
@@ -257,8 +278,8 @@ func bodyRefused(w http.ResponseWriter, err error) {
 // verified: at most the cap, counted against the budget, hashed as it is
 // read and checked against the signed hash at the end. The caller
 // releases the returned body's reservation when the request ends.
-func readPeerBody(r *http.Request, budget *bodyBudget, limit int64) ([]byte, *limitedBody, error) {
-	lb, err := newLimitedBody(r, budget, limit)
+func readPeerBody(w http.ResponseWriter, r *http.Request, budget *bodyBudget, limit int64) ([]byte, *limitedBody, error) {
+	lb, err := newLimitedBody(w, r, budget, limit)
 	if err != nil {
 		return nil, nil, err
 	}

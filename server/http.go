@@ -13,7 +13,7 @@ import (
 // other is handed to the script as a stream (request.body) read from the
 // connection as the script reads it, within the node's cap and budget.
 // The caller releases the returned body when the request ends.
-func (s *node) toWorkerRequest(r *http.Request) (*worker.Request, *limitedBody, error) {
+func (s *node) toWorkerRequest(w http.ResponseWriter, r *http.Request) (*worker.Request, *limitedBody, error) {
 	// The header map is handed over as it is: nothing reads r.Header once
 	// the handler has the request, and the runtime does not change it.
 	req := &worker.Request{Method: r.Method, URL: "http://" + r.Host + r.URL.RequestURI(), Header: r.Header}
@@ -21,7 +21,7 @@ func (s *node) toWorkerRequest(r *http.Request) (*worker.Request, *limitedBody, 
 		return req, nil, nil
 	}
 	p := s.objects.peer
-	lb, err := newLimitedBody(r, p.bodies, p.maxBody)
+	lb, err := newLimitedBody(w, r, p.bodies, p.maxBody)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -82,7 +82,7 @@ func (s *node) serveWorker(w http.ResponseWriter, r *http.Request) {
 	if s.serveAssets(w, r, ap) {
 		return
 	}
-	req, body, err := s.toWorkerRequest(r)
+	req, body, err := s.toWorkerRequest(w, r)
 	if err != nil {
 		bodyRefused(w, err)
 		return
@@ -98,6 +98,16 @@ func (s *node) serveWorker(w http.ResponseWriter, r *http.Request) {
 			resp.Stream.Close()
 		}
 		bodyRefused(w, &BodyTooLargeError{Limit: body.limit})
+		return
+	}
+	if body != nil && body.timedOut() {
+		// The client stopped sending its body (which cancelled the
+		// request): not the script's failure.
+		if err == nil && resp.Stream != nil {
+			resp.Stream.Close()
+		}
+		w.Header().Set("Connection", "close")
+		http.Error(w, "request body stalled: nothing received for "+bodyIdle.String(), http.StatusRequestTimeout)
 		return
 	}
 	if (err != nil || resp.Uncaught) && s.objects.drain.active.Load() {

@@ -105,7 +105,7 @@ func (p *peer) verified(w http.ResponseWriter, r *http.Request) ([]byte, bool) {
 		p.refused(w, r, err)
 		return nil, false
 	}
-	body, lb, err := readPeerBody(r, p.bodies, p.maxBody)
+	body, lb, err := readPeerBody(w, r, p.bodies, p.maxBody)
 	if errors.Is(err, fleet.ErrPeerAuth) {
 		p.refused(w, r, err)
 		return nil, false

@@ -104,6 +104,11 @@ type Options struct {
 	// MaxRequestBody caps one request's body, enforced while it streams
 	// (413) (CELLD_MAX_BODY_MB). Default DefaultMaxRequestBody.
 	MaxRequestBody int64
+	// MaxConns caps each listener's connections (CELLD_MAX_CONNS): at the
+	// cap a new connection displaces the longest idle one, and when all
+	// are busy a few more answer only health and /state. 0:
+	// DefaultMaxConns().
+	MaxConns int
 	// BodyMemory bounds the request-body bytes in flight on the node, both
 	// listeners together (CELLD_BODY_MEMORY_MB); a request that finds no
 	// room within 10 s is refused (503). Default DefaultBodyMemory, and
@@ -134,9 +139,10 @@ type node struct {
 	apps    *apps
 	objects *objects
 
-	advertise string
-	started   time.Time
-	shutdown  chan shutdownRequest // POST /shutdown
+	advertise      string
+	pubCap, intCap *connCap // the listeners' connection caps
+	started        time.Time
+	shutdown       chan shutdownRequest // POST /shutdown
 
 	requests requestCounter // public Worker requests and their 5xx, for /state
 }
@@ -185,10 +191,10 @@ func Run(ctx context.Context, o Options) error {
 	var pubH, intH switchHandler
 	pubH.set(startingHandler(o.Node, nil))
 	intH.set(startingHandler(o.Node, m))
-	pubSrv := &http.Server{Handler: &pubH, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: idleTimeout}
-	intSrv := &http.Server{Handler: &intH, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: idleTimeout}
-	go pubSrv.Serve(pub)
-	go intSrv.Serve(internal)
+	pubCap, intCap := newConnCap(pub, o.MaxConns), newConnCap(internal, o.MaxConns)
+	pubSrv, intSrv := newHTTPServer(&pubH, pubCap), newHTTPServer(&intH, intCap)
+	go pubSrv.Serve(pubCap)
+	go intSrv.Serve(intCap)
 	defer pubSrv.Close()
 	defer intSrv.Close()
 
@@ -274,7 +280,7 @@ func Run(ctx context.Context, o Options) error {
 		o.DrainTimeout = 25 * time.Second
 	}
 	n := &node{opts: o, log: log, metrics: m, fleet: fn, apps: &apps{store: o.Store, log: log, objects: objs}, objects: objs,
-		advertise: advertise, shutdown: make(chan shutdownRequest, 1)}
+		advertise: advertise, shutdown: make(chan shutdownRequest, 1), pubCap: pubCap, intCap: intCap}
 	if n.apps.assetCache, err = newAssetCache(n.apps, o); err != nil {
 		cctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
