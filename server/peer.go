@@ -203,6 +203,10 @@ func (p *peer) serveFetch(ctx context.Context, w http.ResponseWriter, class, id 
 		http.Error(w, "decode peer fetch: "+err.Error(), http.StatusBadRequest)
 		return nil
 	}
+	if err := checkPeerFetch(m); err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return nil // decoded and checked before the cell wakes
+	}
 	h, err := p.objects.local(ctx, class, id)
 	if err != nil {
 		return err
@@ -238,6 +242,10 @@ func (p *peer) serveFetch(ctx context.Context, w http.ResponseWriter, class, id 
 }
 
 func (p *peer) serveCall(ctx context.Context, w http.ResponseWriter, class, id string, q url.Values, body []byte) error {
+	if err := checkPeerCall(q.Get("method"), body); err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return nil // decoded and checked before the cell wakes
+	}
 	h, err := p.objects.local(ctx, class, id)
 	if err != nil {
 		return err
@@ -400,4 +408,36 @@ func (r remote) Call(ctx context.Context, method string, args []byte) ([]byte, e
 // unknown and the call fails.
 func closedIdle(err error) bool {
 	return strings.Contains(err.Error(), "http: server closed idle connection")
+}
+
+// checkPeerFetch refuses a forwarded fetch the object could not be given:
+// a method that is no HTTP token, a URL that is not absolute http(s).
+func checkPeerFetch(m peerMessage) error {
+	if m.Method != "" && !validMethod(m.Method) {
+		return fmt.Errorf("peer fetch: method %q is not an HTTP method token", m.Method)
+	}
+	u, err := url.Parse(m.URL)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return fmt.Errorf("peer fetch: %q is not an absolute http(s) URL", m.URL)
+	}
+	return nil
+}
+
+// checkPeerCall refuses a forwarded RPC call with no method or arguments
+// not in the wire format.
+func checkPeerCall(method string, args []byte) error {
+	if method == "" {
+		return errors.New("peer call: no method")
+	}
+	return worker.CheckWire(args)
+}
+
+func validMethod(m string) bool {
+	for i := 0; i < len(m); i++ {
+		c := m[i]
+		if c <= ' ' || c >= 0x7f || strings.IndexByte("()<>@,;:\\\"/[]?={}", c) >= 0 {
+			return false
+		}
+	}
+	return len(m) > 0
 }
