@@ -105,6 +105,14 @@ func serveCommand(g *globals) *cli.Command {
 			if bodyMemMB < maxBodyMB {
 				return usageErr("CELLD_BODY_MEMORY_MB=%d is below CELLD_MAX_BODY_MB=%d: a body of the largest size would never fit", bodyMemMB, maxBodyMB)
 			}
+			takeoverMS, err := envInt("CELLD_TAKEOVER_WAIT_MS")
+			if err != nil {
+				return err
+			}
+			takeoverWait := time.Duration(takeoverMS) * time.Millisecond
+			if takeoverWait == 0 {
+				takeoverWait = -1 // no wait
+			}
 			maxConns, err := envInt("CELLD_MAX_CONNS")
 			if err != nil {
 				return err
@@ -169,6 +177,7 @@ func serveCommand(g *globals) *cli.Command {
 				MaxWebSockets:  int(maxSockets),
 				AccessLog:      os.Getenv("CELLD_ACCESS_LOG") == "1",
 				MaxRequestBody: maxBodyMB << 20, BodyMemory: bodyMemMB << 20, MaxConns: int(maxConns),
+				TakeoverWait: takeoverWait,
 			})
 			var fe *server.FenceError
 			var sf *server.StoreFaultError

@@ -172,6 +172,10 @@ func Start(ctx context.Context, store bucket.Store, cfg Config) (*Node, error) {
 
 func (n *Node) nowMS() int64 { return n.cfg.Now().UnixMilli() }
 
+// Margin is the skew margin this node adds to a peer's published lease
+// expiry before it counts the peer dead.
+func (n *Node) Margin() time.Duration { return n.cfg.Margin }
+
 // Session is this process's session id.
 func (n *Node) Session() string { return n.session }
 

@@ -330,6 +330,10 @@ func (r remote) send(ctx context.Context, client *http.Client, path string, quer
 		// Nothing was sent (the owner exited, e.g. after a drain): resolve
 		// the cell again.
 		r.p.objects.forgetRemote(r.class + ":" + r.id)
+		if op != nil && op.Op == "dial" {
+			// Until its lease is renewed, its cells are in takeover.
+			r.p.objects.down.mark(r.node, r.leaseExpires)
+		}
 		return nil, fmt.Errorf("%w: owner %s at %s: %v", worker.ErrObjectClosed, r.node, r.advertise, err)
 	}
 	if err != nil {

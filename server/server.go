@@ -104,6 +104,12 @@ type Options struct {
 	// MaxRequestBody caps one request's body, enforced while it streams
 	// (413) (CELLD_MAX_BODY_MB). Default DefaultMaxRequestBody.
 	MaxRequestBody int64
+	// TakeoverWait bounds how long a request for a cell whose owner is
+	// gone (lease lapsed, or unreachable) waits for this node to take it
+	// over, instead of failing at once (CELLD_TAKEOVER_WAIT_MS); within
+	// it, a request waits at most the owner's remaining lease plus the
+	// skew margin. 0: DefaultTakeoverWait; negative: no wait.
+	TakeoverWait time.Duration
 	// MaxConns caps each listener's connections (CELLD_MAX_CONNS): at the
 	// cap a new connection displaces the longest idle one, and when all
 	// are busy a few more answer only health and /state. 0:
@@ -252,6 +258,10 @@ func Run(ctx context.Context, o Options) error {
 	objs.metrics = m
 	objs.host.OnGateWait = m.GateWait
 	objs.peer = newPeer(secret, o.Node, objs)
+	objs.takeoverWait = o.TakeoverWait
+	if o.TakeoverWait == 0 {
+		objs.takeoverWait = DefaultTakeoverWait
+	}
 	if o.MaxRequestBody > 0 {
 		objs.peer.maxBody = o.MaxRequestBody
 	}
