@@ -172,16 +172,16 @@ func (o *objects) Object(ctx context.Context, class, id string) (worker.ObjectHa
 	var else_ *fleet.ElsewhereError
 	// An owner that is gone but not yet counted dead: wait for the
 	// takeover (bounded) rather than fail (takeover.go).
-	var waitUntil time.Time
+	var waitUntil, waitFrom time.Time
 	for errors.As(err, &else_) && o.peer != nil {
 		waiting, until := o.inTakeover(else_)
 		if waitUntil.IsZero() {
-			waitUntil = until
+			waitUntil, waitFrom = until, time.Now()
 		}
 		if !waiting || !time.Now().Before(waitUntil) {
 			break
 		}
-		if serr := sleepCtx(ctx, takeoverPoll); serr != nil {
+		if serr := sleepCtx(ctx, o.takeoverNext(else_, waitFrom)); serr != nil {
 			return nil, serr
 		}
 		h, err = o.local(ctx, class, id)

@@ -12,7 +12,8 @@ import (
 // lease lapsed and the skew margin runs, or its address refuses
 // connections while its lease still stands (killed) — waits for this node
 // to take the cell over instead of failing at once: the cell is asked for
-// again every takeoverPoll, for at most the owner's remaining lease plus
+// again (first when the owner could be counted dead, then every
+// takeoverPoll), for at most the owner's remaining lease plus
 // the skew margin, and never longer than the node's takeover wait
 // (CELLD_TAKEOVER_WAIT_MS). The fleet core decides when the owner is dead
 // (its expiry plus the margin, or its lease seen unchanged for a TTL);
@@ -67,6 +68,17 @@ func (o *objects) inTakeover(else_ *fleet.ElsewhereError) (bool, time.Time) {
 	}
 	until := else_.Expires.Add(o.fleet.Margin() + takeoverPoll)
 	return true, minTime(until, now.Add(o.takeoverWait))
+}
+
+// takeoverNext is how long a request waiting since from sleeps before
+// it asks for the cell again: until the first moment the fleet core could
+// count the owner dead — its expiry plus the margin, or its lease seen
+// unchanged for Observe since this wait began — then every takeoverPoll.
+// Asking sooner would only load the bucket (each ask reads the
+// ownership record and the lease) with answers known in advance.
+func (o *objects) takeoverNext(else_ *fleet.ElsewhereError, from time.Time) time.Duration {
+	earliest := minTime(else_.Expires.Add(o.fleet.Margin()), from.Add(o.fleet.Observe()))
+	return max(time.Until(earliest), takeoverPoll)
 }
 
 func minTime(a, b time.Time) time.Time {

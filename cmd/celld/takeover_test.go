@@ -18,6 +18,11 @@ import (
 // processes on MinIO) and not part of CI:
 //
 //	go test ./cmd/celld -run TakeoverTime -fleet.takeover -v
+var (
+	takeoverTTL  = flag.Duration("fleet.takeover.ttl", 3*time.Second, "the first TTL TestFleet_TakeoverTime measures")
+	takeoverTTLs = flag.Int("fleet.takeover.runs", 2, "1: measure only -fleet.takeover.ttl; 2: also TTL 10 s")
+)
+
 var takeoverMeasure = flag.Bool("fleet.takeover", false, "run TestFleet_TakeoverTime: 50 cells, owner killed, time until each answers on the survivor (TTL 3 s and 10 s)")
 
 // TestFleet_TakeoverTime: node A owns 50 cells (one acknowledged write
@@ -32,7 +37,7 @@ func TestFleet_TakeoverTime(t *testing.T) {
 	}
 	bin := buildCelld(t)
 	srv := miniotest.Shared(t)
-	for _, ttl := range []time.Duration{3 * time.Second, 10 * time.Second} {
+	for _, ttl := range []time.Duration{*takeoverTTL, 10 * time.Second}[:*takeoverTTLs] {
 		t.Run("ttl"+ttl.String(), func(t *testing.T) {
 			r := takeoverRun(t, bin, srv, ttl, 50)
 			line := fmt.Sprintf("takeover TTL %v, margin %v, %d cells: p50 %v, p99 %v, max %v after the kill; %d failed requests on the way",
@@ -87,6 +92,7 @@ func takeoverRun(t *testing.T, bin string, srv *miniotest.Server, ttl time.Durat
 		go func() {
 			defer wg.Done()
 			client := &http.Client{Timeout: limit, Transport: &http.Transport{DisableKeepAlives: true}}
+			var last reply
 			for time.Since(killed) < limit {
 				r := fetch(client, b.public+"/peek?name="+name)
 				if v, ok := r.ack(); ok {
@@ -96,15 +102,19 @@ func takeoverRun(t *testing.T, bin string, srv *miniotest.Server, ttl time.Durat
 					took[i] = time.Since(killed)
 					return
 				}
+				last = r
 				mu.Lock()
 				failed++
 				mu.Unlock()
 				time.Sleep(100 * time.Millisecond)
 			}
-			t.Errorf("%s did not answer on b within %v of the kill", name, limit)
+			t.Errorf("%s did not answer on b within %v of the kill; last answer %v", name, limit, last)
 		}()
 	}
 	wg.Wait()
+	if t.Failed() || testing.Verbose() {
+		t.Logf("node-b's log:\n%s", b.stderr)
+	}
 	slices.Sort(took)
 	pct := func(p float64) time.Duration { return took[min(len(took)-1, int(p*float64(len(took))))] }
 	return takeoverResult{cells: cells, p50: pct(0.50), p99: pct(0.99), max: took[len(took)-1], failed: failed}
