@@ -86,6 +86,28 @@ func takeoverRun(t *testing.T, bin string, srv *miniotest.Server, ttl time.Durat
 	var mu sync.Mutex
 	failed := 0
 	var wg sync.WaitGroup
+	// When b lists each cell as owned (its claim landed), apart from when
+	// it first answers (restore and the object's start follow the claim).
+	claimedAt := map[string]time.Duration{}
+	stopWatch := make(chan struct{})
+	watched := make(chan struct{})
+	go func() {
+		defer close(watched)
+		for {
+			if own, err := b.owned(); err == nil {
+				for cell := range own {
+					if _, ok := claimedAt[cell]; !ok {
+						claimedAt[cell] = time.Since(killed)
+					}
+				}
+			}
+			select {
+			case <-stopWatch:
+				return
+			case <-time.After(50 * time.Millisecond):
+			}
+		}
+	}()
 	limit := ttl + fleetMargin + 10*time.Second
 	for i, name := range names {
 		wg.Add(1)
@@ -112,6 +134,19 @@ func takeoverRun(t *testing.T, bin string, srv *miniotest.Server, ttl time.Durat
 		}()
 	}
 	wg.Wait()
+	close(stopWatch)
+	<-watched
+	var claims []time.Duration
+	for _, d := range claimedAt {
+		claims = append(claims, d)
+	}
+	slices.Sort(claims)
+	if len(claims) > 0 {
+		t.Logf("claims landed (b's /state, 50 ms polls): first %v, median %v, last %v after the kill",
+			claims[0].Round(time.Millisecond), claims[len(claims)/2].Round(time.Millisecond), claims[len(claims)-1].Round(time.Millisecond))
+		fmt.Printf("  claims landed: first %v, median %v, last %v after the kill\n",
+			claims[0].Round(time.Millisecond), claims[len(claims)/2].Round(time.Millisecond), claims[len(claims)-1].Round(time.Millisecond))
+	}
 	if t.Failed() || testing.Verbose() {
 		t.Logf("node-b's log:\n%s", b.stderr)
 	}
