@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -48,15 +49,19 @@ func (g *globals) cellCaller(ctx context.Context) (caller, func(context.Context)
 		return nil, nil, err
 	}
 	r := &reach{store: s, kinds: host.NewRegistry(builtinKinds...), held: map[string]*host.Builtin{}, log: slog.New(slog.DiscardHandler),
-		client: &http.Client{Timeout: 5 * time.Minute}}
+		client: &http.Client{}, timeout: cmp.Or(g.Timeout, DefaultCallTimeout)}
 	return r, r.done, nil
 }
 
+// DefaultCallTimeout bounds one request sent to a live owner (--timeout).
+const DefaultCallTimeout = 2 * time.Minute
+
 type reach struct {
-	store  bucket.Store
-	kinds  *host.Registry
-	log    *slog.Logger
-	client *http.Client
+	store   bucket.Store
+	kinds   *host.Registry
+	log     *slog.Logger
+	client  *http.Client
+	timeout time.Duration // of one request to a live owner
 
 	mu     sync.Mutex
 	tool   *fleet.Node
@@ -115,7 +120,18 @@ func (r *reach) Call(ctx context.Context, name string, req []byte) ([]byte, erro
 				}
 				return nil, fmt.Errorf("cell %s is held by %s (another celld command); retry when it finishes", name, ci.Own.Node)
 			}
-			out, retry, err := r.remote(ctx, name, ci.Own.Node, ci.Advertise, req)
+			lctx, stop := r.leaseBound(ctx, ci)
+			out, retry, err := r.remote(lctx, name, ci.Own.Node, ci.Advertise, req)
+			stop()
+			if errors.Is(err, errOwnerLeaseExpired) && attempt < 50 {
+				// The owner stopped renewing while it held the call (frozen,
+				// or dead with the connection open): take over as usual.
+				continue
+			}
+			if errors.Is(err, errCallTimeout) {
+				return nil, &UnreachableOwnerError{Cell: name, Node: ci.Own.Node, Advertise: ci.Advertise,
+					Err: fmt.Errorf("no answer within --timeout %v, though its lease is renewed", r.timeout)}
+			}
 			if retry && attempt < 50 {
 				if err := sleepCtx(ctx, 200*time.Millisecond); err != nil {
 					return nil, err
@@ -127,13 +143,58 @@ func (r *reach) Call(ctx context.Context, name string, req []byte) ([]byte, erro
 		hc, err = r.acquire(ctx, name, kind)
 		var el *fleet.ElsewhereError
 		if errors.As(err, &el) && attempt < 50 {
-			continue // taken meanwhile: look again
+			// Taken meanwhile, or an owner whose lease just expired is not
+			// yet counted dead (the skew margin): look again shortly.
+			if err := sleepCtx(ctx, 200*time.Millisecond); err != nil {
+				return nil, err
+			}
+			continue
 		}
 		if err != nil {
 			return nil, err
 		}
 		return hc.Call(ctx, req)
 	}
+}
+
+var (
+	errOwnerLeaseExpired = errors.New("the owner's lease expired while it held the call")
+	errCallTimeout       = errors.New("call timed out")
+)
+
+// leaseBound returns a context for one call to the live owner ci names:
+// it ends (cause errOwnerLeaseExpired) when the owner's lease expires
+// without renewal — re-read at each published expiry, so a live owner's
+// long call goes on — and at r.timeout (cause errCallTimeout). A command
+// never waits minutes on a frozen owner: it gives up with its lease and
+// takes the cell over.
+func (r *reach) leaseBound(ctx context.Context, ci fleet.CellInfo) (context.Context, func()) {
+	lctx, cancel := context.WithCancelCause(ctx)
+	tctx, tcancel := context.WithTimeoutCause(lctx, r.timeout, errCallTimeout)
+	go func() {
+		expires := ci.LeaseExpires
+		for {
+			wait := time.Until(time.UnixMilli(expires))
+			if err := sleepCtx(lctx, max(wait, 0)+50*time.Millisecond); err != nil {
+				return
+			}
+			data, _, err := r.store.Get(lctx, core.LeaseKey(ci.Own.Node))
+			if lctx.Err() != nil {
+				return
+			}
+			if err != nil && bucket.OutcomeOf(err) != bucket.NotFound {
+				expires = time.Now().Add(500 * time.Millisecond).UnixMilli() // store trouble: look again soon
+				continue
+			}
+			l, derr := core.DecodeLease(data)
+			if err != nil || derr != nil || l.Session != ci.Own.Session || l.Expires <= expires {
+				cancel(errOwnerLeaseExpired)
+				return
+			}
+			expires = l.Expires
+		}
+	}()
+	return tctx, func() { tcancel(); cancel(nil) }
 }
 
 func sleepCtx(ctx context.Context, d time.Duration) error {

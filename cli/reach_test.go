@@ -4,7 +4,10 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"net"
 	"strconv"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -240,5 +243,131 @@ func TestReach_LiveOwnerServesOverPeerHTTP(t *testing.T) {
 	defer done3(ctx)
 	if got, err := c3.Call(ctx, "testc:p", []byte("0")); err != nil || string(got) != "10" {
 		t.Fatalf("after the node stopped: %s %v", got, err)
+	}
+}
+
+// blackhole accepts connections and never answers (an owner frozen with
+// its socket open, as under SIGSTOP); it counts what it accepted.
+func blackhole(t *testing.T) (addr string, accepted func() int) {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	var conns []net.Conn
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			mu.Lock()
+			conns = append(conns, c)
+			mu.Unlock()
+		}
+	}()
+	t.Cleanup(func() {
+		l.Close()
+		mu.Lock()
+		defer mu.Unlock()
+		for _, c := range conns {
+			c.Close()
+		}
+	})
+	return l.Addr().String(), func() int { mu.Lock(); defer mu.Unlock(); return len(conns) }
+}
+
+// TestReach_FrozenOwnerGivesUpWithItsLease: a command whose call a frozen
+// owner holds (accepted, never answered, lease no longer renewed) gives up
+// when that lease expires and takes the cell over as usual: it finishes
+// within the lease's remaining time plus the skew margin (3 s TTL, 5 s
+// margin: under 10 s), not at a minutes-long HTTP timeout.
+func TestReach_FrozenOwnerGivesUpWithItsLease(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	s, err := bucket.NewFile(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := fleet.EnsureFormat(ctx, s); err != nil {
+		t.Fatal(err)
+	}
+	addr, accepted := blackhole(t)
+	n, err := fleet.Start(ctx, s, fleet.Config{Node: "frozen", Advertise: addr, Kind: core.KindNode, TTL: 3 * time.Second,
+		Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := n.Acquire(ctx, "testc:frozen"); err != nil {
+		t.Fatal(err)
+	}
+	n.Abandon() // frozen: the lease stays, unrenewed
+	g := &globals{Bucket: "file://" + dir}
+	c, done, err := g.cellCaller(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer done(ctx)
+	start := time.Now()
+	got, err := c.Call(ctx, "testc:frozen", []byte("7"))
+	took := time.Since(start)
+	if err != nil || string(got) != "7" {
+		t.Fatalf("call to a frozen owner: %q %v (after %v)", got, err, took)
+	}
+	if accepted() == 0 {
+		t.Fatal("the call never reached the frozen owner: the test did not exercise the lease-bound wait")
+	}
+	if took > 10*time.Second {
+		t.Fatalf("call took %v, want under the lease + margin (10 s)", took)
+	}
+	ci, _ := fleet.LookupCell(ctx, s, "testc:frozen", time.Now().UnixMilli())
+	if ci.Own.Node == "frozen" || ci.Own.Epoch != 2 {
+		t.Fatalf("not taken over at epoch 2: %+v", ci)
+	}
+	t.Logf("frozen owner (TTL 3 s): the command finished after %v", took.Round(time.Millisecond))
+}
+
+// TestReach_LiveSilentOwnerHitsTimeout: a live owner (lease renewed) that
+// never answers is given up on at --timeout, named, and keeps its cell.
+func TestReach_LiveSilentOwnerHitsTimeout(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	s, err := bucket.NewFile(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := fleet.EnsureFormat(ctx, s); err != nil {
+		t.Fatal(err)
+	}
+	addr, _ := blackhole(t)
+	n, err := fleet.Start(ctx, s, fleet.Config{Node: "silent", Advertise: addr, Kind: core.KindNode, TTL: 1500 * time.Millisecond,
+		Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer n.Close(ctx)
+	if _, err := n.Acquire(ctx, "testc:silent"); err != nil {
+		t.Fatal(err)
+	}
+	g := &globals{Bucket: "file://" + dir, Timeout: 2500 * time.Millisecond} // past one lease: renewals extend the wait
+	c, done, err := g.cellCaller(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer done(ctx)
+	start := time.Now()
+	_, err = c.Call(ctx, "testc:silent", []byte("1"))
+	took := time.Since(start)
+	var ue *UnreachableOwnerError
+	if !errors.As(err, &ue) || ue.Node != "silent" || !strings.Contains(err.Error(), "--timeout") {
+		t.Fatalf("err = %v, want the owner named with --timeout", err)
+	}
+	if took < 2400*time.Millisecond || took > 5*time.Second {
+		t.Fatalf("gave up after %v, want at the 2.5 s timeout", took)
+	}
+	ci, _ := fleet.LookupCell(ctx, s, "testc:silent", time.Now().UnixMilli())
+	if ci.Own.Node != "silent" || ci.Own.Epoch != 1 {
+		t.Fatalf("a live owner's cell changed hands: %+v", ci)
 	}
 }

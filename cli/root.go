@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"time"
 
 	"github.com/urfave/cli/v3"
 )
@@ -79,6 +80,10 @@ type globals struct {
 	Bucket   string
 	Endpoint string
 	Region   string
+	// Timeout bounds one request a command sends to a live owner
+	// (--timeout); a frozen owner is given up on sooner, when its lease
+	// expires.
+	Timeout time.Duration
 }
 
 // New returns the root command. version is stamped by the linker.
@@ -126,6 +131,12 @@ func New(version string) *cli.Command {
 				Value:       "us-east-1",
 				Sources:     cli.EnvVars("AWS_REGION", "AWS_DEFAULT_REGION"),
 				Destination: &g.Region,
+			},
+			&cli.DurationFlag{
+				Name:        "timeout",
+				Usage:       "give up on a request sent to a live node owning the cell after this long (one whose lease expires meanwhile is given up on then, and the cell taken over)",
+				Value:       DefaultCallTimeout,
+				Destination: &g.Timeout,
 			},
 		},
 		Commands: []*cli.Command{

@@ -94,6 +94,29 @@ func serveCommand(g *globals) *cli.Command {
 			if err != nil {
 				return err
 			}
+			maxBodyMB, err := envInt("CELLD_MAX_BODY_MB")
+			if err != nil {
+				return err
+			}
+			bodyMemMB, err := envInt("CELLD_BODY_MEMORY_MB")
+			if err != nil {
+				return err
+			}
+			if bodyMemMB < maxBodyMB {
+				return usageErr("CELLD_BODY_MEMORY_MB=%d is below CELLD_MAX_BODY_MB=%d: a body of the largest size would never fit", bodyMemMB, maxBodyMB)
+			}
+			takeoverMS, err := envInt("CELLD_TAKEOVER_WAIT_MS")
+			if err != nil {
+				return err
+			}
+			takeoverWait := time.Duration(takeoverMS) * time.Millisecond
+			if takeoverWait == 0 {
+				takeoverWait = -1 // no wait
+			}
+			maxConns, err := envInt("CELLD_MAX_CONNS")
+			if err != nil {
+				return err
+			}
 			releases, err := envInt("CELLD_RELEASES")
 			if err != nil {
 				return err
@@ -151,8 +174,10 @@ func serveCommand(g *globals) *cli.Command {
 				AssetCacheBytes: assetCache, AssetCacheDir: os.Getenv("CELLD_ASSET_CACHE_DIR"),
 				WakerTick: time.Duration(wakerTick) * time.Millisecond,
 				Listener:  pub, InternalListener: internal,
-				MaxWebSockets: int(maxSockets),
-				AccessLog:     os.Getenv("CELLD_ACCESS_LOG") == "1",
+				MaxWebSockets:  int(maxSockets),
+				AccessLog:      os.Getenv("CELLD_ACCESS_LOG") == "1",
+				MaxRequestBody: maxBodyMB << 20, BodyMemory: bodyMemMB << 20, MaxConns: int(maxConns),
+				TakeoverWait: takeoverWait,
 			})
 			var fe *server.FenceError
 			var sf *server.StoreFaultError

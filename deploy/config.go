@@ -426,6 +426,7 @@ func (c *Config) validate(dir string, caps Capabilities) []string {
 			add("assets.binding %q is not a JavaScript identifier", b)
 		}
 	}
+	ps = append(ps, c.validateLimits()...)
 	ps = append(ps, c.validateMigrations()...)
 	ps = append(ps, c.validateBindings()...)
 	ps = append(ps, c.validateServed(caps)...)

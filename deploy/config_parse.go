@@ -85,6 +85,9 @@ func ParseConfigEnv(file string, src []byte, env string) (*Config, error) {
 	if pe := checkConfigKeys(file, obj); pe != nil {
 		return nil, pe
 	}
+	if pe := checkNulls(file, obj); pe != nil {
+		return nil, pe
+	}
 	var cfg Config
 	if err := decodeStrict(plain, &cfg); err != nil {
 		if isTOML {

@@ -11,8 +11,19 @@ func stripJSONC(src []byte) ([]byte, error) {
 	// lastComma is the offset of a comma not yet followed by anything but
 	// whitespace and comments; -1 when there is none.
 	lastComma := -1
+	// prev is the last byte of the last token (a string counts as '"'):
+	// a comma right after '[', '{' or another comma is an error, as in
+	// Wrangler's parser (only a trailing comma is allowed).
+	prev := byte(0)
 	for i := 0; i < len(out); i++ {
 		c := out[i]
+		if c == ',' && (prev == '[' || prev == '{' || prev == ',') {
+			line, col := position(src, i)
+			return nil, &syntaxError{line: line, col: col, msg: "unexpected ',' (a value is expected)"}
+		}
+		if c != ' ' && c != '\t' && c != '\n' && c != '\r' && !(c == '/' && i+1 < len(out) && (out[i+1] == '/' || out[i+1] == '*')) {
+			prev = c
+		}
 		switch {
 		case c == '"':
 			lastComma = -1

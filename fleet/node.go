@@ -172,6 +172,15 @@ func Start(ctx context.Context, store bucket.Store, cfg Config) (*Node, error) {
 
 func (n *Node) nowMS() int64 { return n.cfg.Now().UnixMilli() }
 
+// Margin is the skew margin this node adds to a peer's published lease
+// expiry before it counts the peer dead.
+func (n *Node) Margin() time.Duration { return n.cfg.Margin }
+
+// Observe is how long this node must see a peer's lease unchanged before
+// it counts the peer dead whatever the clocks say (the core's rule: a
+// TTL and 1%).
+func (n *Node) Observe() time.Duration { return n.cfg.TTL + n.cfg.TTL/100 }
+
 // Session is this process's session id.
 func (n *Node) Session() string { return n.session }
 

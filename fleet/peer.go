@@ -114,6 +114,27 @@ type nonceExpiry struct {
 
 // Verify checks req (whose body is body) and remembers its nonce.
 func (v *Verifier) Verify(req *http.Request, body []byte) error {
+	if err := v.VerifyHeaders(req); err != nil {
+		return err
+	}
+	sum := sha256.Sum256(body)
+	return CheckBodySum(req, sum[:])
+}
+
+// CheckBodySum checks sum, the SHA-256 of the body read, against the hash
+// req's verified headers carry.
+func CheckBodySum(req *http.Request, sum []byte) error {
+	if req.Header.Get(HeaderPeerBody) != hex.EncodeToString(sum) {
+		return fmt.Errorf("%w: body does not match its signed hash", ErrPeerAuth)
+	}
+	return nil
+}
+
+// VerifyHeaders checks everything about req but its body — version,
+// signature, timestamp, nonce (remembered) and the form of the body hash
+// — so a node reads the body only of a request a peer signed. The body is
+// then checked with CheckBodySum as it is read.
+func (v *Verifier) VerifyHeaders(req *http.Request) error {
 	now := time.Now
 	if v.Now != nil {
 		now = v.Now
@@ -134,9 +155,8 @@ func (v *Verifier) Verify(req *http.Request, body []byte) error {
 	if !hmac.Equal(sig, want) {
 		return fmt.Errorf("%w: bad signature (different fleet secret, or the request was altered)", ErrPeerAuth)
 	}
-	sum := sha256.Sum256(body)
-	if h.Get(HeaderPeerBody) != hex.EncodeToString(sum[:]) {
-		return fmt.Errorf("%w: body does not match its signed hash", ErrPeerAuth)
+	if b := h.Get(HeaderPeerBody); len(b) != 2*sha256.Size || strings.ToLower(b) != b || !isHex(b) {
+		return fmt.Errorf("%w: malformed body hash (want 64 lowercase hex digits)", ErrPeerAuth)
 	}
 	ts, err := strconv.ParseInt(h.Get(HeaderPeerTime), 10, 64)
 	if err != nil {
@@ -180,4 +200,9 @@ type PeerCellError struct {
 	// Code classifies the refusal when the handler named its class (D1's
 	// "D1_ERROR"…); older nodes leave it out.
 	Code string `json:"code,omitempty"`
+}
+
+func isHex(s string) bool {
+	_, err := hex.DecodeString(s)
+	return err == nil
 }

@@ -20,6 +20,10 @@ type Kind struct {
 	// CheckID, when set, refuses ids the kind cannot hold, on top of
 	// CheckID's rule for every built-in cell.
 	CheckID func(id string) error
+	// CheckRequest, when set, refuses an encoded request the handler
+	// could not decode, before the cell is activated for it (a malformed
+	// peer call must not wake a cell).
+	CheckRequest func(req []byte) error
 }
 
 // Registry holds the built-in kinds a node or a command hosts.

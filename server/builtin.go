@@ -168,11 +168,15 @@ func (p *peer) serveCellCall(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	name := r.URL.Query().Get("cell")
-	kind, id, err := p.objects.splitBuiltin(name)
+	k, id, err := p.objects.builtins.Split(name)
+	if err == nil && k.CheckRequest != nil {
+		err = k.CheckRequest(body) // before the cell wakes for it
+	}
 	if err != nil {
 		http.Error(w, err.Error(), http.StatusBadRequest)
 		return
 	}
+	kind := k.Name
 	ctx := withFromPeer(r.Context())
 	h, err := p.objects.local(ctx, kind, id)
 	var out []byte

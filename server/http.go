@@ -2,35 +2,40 @@ package server
 
 import (
 	"context"
-	"errors"
-	"io"
 	"net/http"
 	"strings"
 
 	"github.com/celldgo/celld/worker"
 )
 
-// maxBody bounds a request body read into memory (Workers' own limit on
-// the free plan is 100 MB).
-const maxBody = 100 << 20
-
 // toWorkerRequest converts an incoming request. The URL is absolute, as
-// a Worker sees it.
-func toWorkerRequest(r *http.Request) (*worker.Request, error) {
+// a Worker sees it. A body of a known small length is read whole; any
+// other is handed to the script as a stream (request.body) read from the
+// connection as the script reads it, within the node's cap and budget.
+// The caller releases the returned body when the request ends.
+func (s *node) toWorkerRequest(w http.ResponseWriter, r *http.Request) (*worker.Request, *limitedBody, error) {
 	// The header map is handed over as it is: nothing reads r.Header once
 	// the handler has the request, and the runtime does not change it.
 	req := &worker.Request{Method: r.Method, URL: "http://" + r.Host + r.URL.RequestURI(), Header: r.Header}
-	if r.Body != nil && r.Body != http.NoBody && r.Method != http.MethodGet && r.Method != http.MethodHead {
-		b, err := io.ReadAll(io.LimitReader(r.Body, maxBody+1))
+	if r.Body == nil || r.Body == http.NoBody || r.Method == http.MethodGet || r.Method == http.MethodHead {
+		return req, nil, nil
+	}
+	p := s.objects.peer
+	lb, err := newLimitedBody(w, r, p.bodies, p.maxBody)
+	if err != nil {
+		return nil, nil, err
+	}
+	if r.ContentLength >= 0 && r.ContentLength <= smallBody {
+		b, err := lb.readAll()
 		if err != nil {
-			return nil, err
-		}
-		if len(b) > maxBody {
-			return nil, errors.New("request body larger than 100 MB")
+			lb.release()
+			return nil, nil, err
 		}
 		req.Body = b
+		return req, lb, nil
 	}
-	return req, nil
+	req.Stream = lb
+	return req, lb, nil
 }
 
 // writeWorkerResponse writes a Worker's answer. A streamed body is
@@ -77,12 +82,34 @@ func (s *node) serveWorker(w http.ResponseWriter, r *http.Request) {
 	if s.serveAssets(w, r, ap) {
 		return
 	}
-	req, err := toWorkerRequest(r)
+	req, body, err := s.toWorkerRequest(w, r)
 	if err != nil {
-		http.Error(w, err.Error(), http.StatusRequestEntityTooLarge)
+		bodyRefused(w, err)
 		return
 	}
+	if body != nil {
+		defer body.release()
+	}
 	resp, err := ap.rt.Fetch(r.Context(), req)
+	if body != nil && body.overflowed() {
+		// The script read past the cap (its read failed): the request is
+		// refused whatever the script made of that.
+		if err == nil && resp.Stream != nil {
+			resp.Stream.Close()
+		}
+		bodyRefused(w, &BodyTooLargeError{Limit: body.limit})
+		return
+	}
+	if body != nil && body.timedOut() {
+		// The client stopped sending its body (which cancelled the
+		// request): not the script's failure.
+		if err == nil && resp.Stream != nil {
+			resp.Stream.Close()
+		}
+		w.Header().Set("Connection", "close")
+		http.Error(w, "request body stalled: nothing received for "+bodyIdle.String(), http.StatusRequestTimeout)
+		return
+	}
 	if (err != nil || resp.Uncaught) && s.objects.drain.active.Load() {
 		// Most likely the Worker needed a cell this draining node may not
 		// acquire: the client retries on another node.

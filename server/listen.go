@@ -5,15 +5,9 @@ import (
 	"net"
 	"net/http"
 	"sync/atomic"
-	"time"
 
 	"github.com/celldgo/celld/metrics"
 )
-
-// idleTimeout closes a keep-alive connection that has sent nothing for this
-// long: without it, idle connections piled up until the process ran out of
-// file descriptors and health stopped answering.
-const idleTimeout = 2 * time.Minute
 
 // ListenError is a listener address that cannot be bound or parsed; the
 // CLI reports it as bad input (exit 2) naming the setting.

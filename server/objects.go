@@ -68,6 +68,10 @@ type objects struct {
 	late        lateness       // alarms.go
 	unavailable unavailableLog // unavailable.go
 	ws          wsCount        // client WebSockets (websocket.go)
+	// takeoverWait bounds how long a request waits for a cell whose owner
+	// is gone to be taken over here (takeover.go); 0: no wait.
+	takeoverWait time.Duration
+	down         downOwners // owners found unreachable (takeover.go)
 
 	changeMu sync.Mutex
 	changed  chan struct{} // closed (and replaced) when a resident's load or the resident set changes
@@ -167,6 +171,22 @@ func (o *objects) Object(ctx context.Context, class, id string) (worker.ObjectHa
 	o.mu.Unlock()
 	h, err := o.local(ctx, class, id)
 	var else_ *fleet.ElsewhereError
+	// An owner that is gone but not yet counted dead: wait for the
+	// takeover (bounded) rather than fail (takeover.go).
+	var waitUntil, waitFrom time.Time
+	for errors.As(err, &else_) && o.peer != nil {
+		waiting, until := o.inTakeover(else_)
+		if waitUntil.IsZero() {
+			waitUntil, waitFrom = until, time.Now()
+		}
+		if !waiting || !time.Now().Before(waitUntil) {
+			break
+		}
+		if serr := sleepCtx(ctx, o.takeoverNext(else_, waitFrom)); serr != nil {
+			return nil, serr
+		}
+		h, err = o.local(ctx, class, id)
+	}
 	if errors.As(err, &else_) && o.peer != nil {
 		r := remote{p: o.peer, node: else_.Node, advertise: else_.Advertise, class: class, id: id, leaseExpires: else_.Expires}
 		o.mu.Lock()

@@ -64,6 +64,9 @@ type peer struct {
 	client   *http.Client
 	streams  *http.Client // for fetches, whose answer body may stream for long
 	objects  *objects
+
+	bodies  *bodyBudget // every request body in flight on this node, both listeners
+	maxBody int64       // per-request body cap (CELLD_MAX_BODY_MB)
 }
 
 func newPeer(secret []byte, node string, objs *objects) *peer {
@@ -73,6 +76,8 @@ func newPeer(secret []byte, node string, objs *objects) *peer {
 		client:   &http.Client{Timeout: 60 * time.Second},
 		streams:  &http.Client{Transport: streamTransport()},
 		objects:  objs,
+		bodies:   newBodyBudget(DefaultBodyMemory),
+		maxBody:  DefaultMaxRequestBody,
 	}
 }
 
@@ -83,7 +88,11 @@ func (p *peer) routes(mux *http.ServeMux) {
 	mux.HandleFunc("GET "+peerWSPath, p.serveWS)
 }
 
-// verified reads and verifies a peer request; on failure it has answered.
+// verified verifies a peer request's signed headers, then reads its body
+// (checking the signed hash as it reads); on failure it has answered. An
+// unsigned or badly signed request is refused before a byte of its body
+// is read. The body's budget is given back when the request's context
+// ends.
 func (p *peer) verified(w http.ResponseWriter, r *http.Request) ([]byte, bool) {
 	if p.objects.drain.active.Load() {
 		// Peers stop reusing connections to a draining node, one answer at
@@ -91,17 +100,21 @@ func (p *peer) verified(w http.ResponseWriter, r *http.Request) ([]byte, bool) {
 		// connections at once, under a peer about to write on one.)
 		w.Header().Set("Connection", "close")
 	}
-	body, err := io.ReadAll(io.LimitReader(r.Body, maxBody+1))
-	if err != nil || len(body) > maxBody {
-		http.Error(w, "peer request body unreadable or too large", http.StatusRequestEntityTooLarge)
-		return nil, false
-	}
-	if err := p.verifier.Verify(r, body); err != nil {
+	if err := p.verifier.VerifyHeaders(r); err != nil {
 		// The reason names what was wrong, never the secret or the MAC.
-		p.objects.log.Warn("peer request refused", "from", r.RemoteAddr, "node", r.Header.Get(fleet.HeaderPeerNode), "path", r.URL.Path, "reason", err)
-		http.Error(w, err.Error(), http.StatusUnauthorized)
+		p.refused(w, r, err)
 		return nil, false
 	}
+	body, lb, err := readPeerBody(w, r, p.bodies, p.maxBody)
+	if errors.Is(err, fleet.ErrPeerAuth) {
+		p.refused(w, r, err)
+		return nil, false
+	}
+	if err != nil {
+		bodyRefused(w, err)
+		return nil, false
+	}
+	context.AfterFunc(r.Context(), lb.release)
 	if !p.objects.fleet.Serving() {
 		// A node that lost its lease (or woke from a freeze past it)
 		// serves nothing, forwarded calls included.
@@ -109,6 +122,12 @@ func (p *peer) verified(w http.ResponseWriter, r *http.Request) ([]byte, bool) {
 		return nil, false
 	}
 	return body, true
+}
+
+func (p *peer) refused(w http.ResponseWriter, r *http.Request, err error) {
+	p.objects.log.Warn("peer request refused", "from", r.RemoteAddr, "node", r.Header.Get(fleet.HeaderPeerNode), "path", r.URL.Path, "reason", err)
+	w.Header().Set("Connection", "close") // its body is not read
+	http.Error(w, err.Error(), http.StatusUnauthorized)
 }
 
 type peerHandler func(ctx context.Context, w http.ResponseWriter, class, id string, q url.Values, body []byte) error
@@ -184,6 +203,10 @@ func (p *peer) serveFetch(ctx context.Context, w http.ResponseWriter, class, id 
 		http.Error(w, "decode peer fetch: "+err.Error(), http.StatusBadRequest)
 		return nil
 	}
+	if err := checkPeerFetch(m); err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return nil // decoded and checked before the cell wakes
+	}
 	h, err := p.objects.local(ctx, class, id)
 	if err != nil {
 		return err
@@ -219,6 +242,10 @@ func (p *peer) serveFetch(ctx context.Context, w http.ResponseWriter, class, id 
 }
 
 func (p *peer) serveCall(ctx context.Context, w http.ResponseWriter, class, id string, q url.Values, body []byte) error {
+	if err := checkPeerCall(q.Get("method"), body); err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return nil // decoded and checked before the cell wakes
+	}
 	h, err := p.objects.local(ctx, class, id)
 	if err != nil {
 		return err
@@ -303,6 +330,10 @@ func (r remote) send(ctx context.Context, client *http.Client, path string, quer
 		// Nothing was sent (the owner exited, e.g. after a drain): resolve
 		// the cell again.
 		r.p.objects.forgetRemote(r.class + ":" + r.id)
+		if op != nil && op.Op == "dial" {
+			// Until its lease is renewed, its cells are in takeover.
+			r.p.objects.down.mark(r.node, r.leaseExpires)
+		}
 		return nil, fmt.Errorf("%w: owner %s at %s: %v", worker.ErrObjectClosed, r.node, r.advertise, err)
 	}
 	if err != nil {
@@ -381,4 +412,36 @@ func (r remote) Call(ctx context.Context, method string, args []byte) ([]byte, e
 // unknown and the call fails.
 func closedIdle(err error) bool {
 	return strings.Contains(err.Error(), "http: server closed idle connection")
+}
+
+// checkPeerFetch refuses a forwarded fetch the object could not be given:
+// a method that is no HTTP token, a URL that is not absolute http(s).
+func checkPeerFetch(m peerMessage) error {
+	if m.Method != "" && !validMethod(m.Method) {
+		return fmt.Errorf("peer fetch: method %q is not an HTTP method token", m.Method)
+	}
+	u, err := url.Parse(m.URL)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return fmt.Errorf("peer fetch: %q is not an absolute http(s) URL", m.URL)
+	}
+	return nil
+}
+
+// checkPeerCall refuses a forwarded RPC call with no method or arguments
+// not in the wire format.
+func checkPeerCall(method string, args []byte) error {
+	if method == "" {
+		return errors.New("peer call: no method")
+	}
+	return worker.CheckWire(args)
+}
+
+func validMethod(m string) bool {
+	for i := 0; i < len(m); i++ {
+		c := m[i]
+		if c <= ' ' || c >= 0x7f || strings.IndexByte("()<>@,;:\\\"/[]?={}", c) >= 0 {
+			return false
+		}
+	}
+	return len(m) > 0
 }

@@ -128,6 +128,10 @@ func (p *peer) serveWS(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "decode peer websocket: "+err.Error(), http.StatusBadRequest)
 		return
 	}
+	if err := checkPeerFetch(m); err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
 	ctx, class, id, _, ok := peerObjectContext(w, r)
 	if !ok {
 		return

@@ -101,6 +101,25 @@ type Options struct {
 	// MaxWebSockets refuses a WebSocket handshake (503) beyond this many
 	// open client sockets (CELLD_MAX_WEBSOCKETS); 0 is no limit.
 	MaxWebSockets int
+	// MaxRequestBody caps one request's body, enforced while it streams
+	// (413) (CELLD_MAX_BODY_MB). Default DefaultMaxRequestBody.
+	MaxRequestBody int64
+	// TakeoverWait bounds how long a request for a cell whose owner is
+	// gone (lease lapsed, or unreachable) waits for this node to take it
+	// over, instead of failing at once (CELLD_TAKEOVER_WAIT_MS); within
+	// it, a request waits at most the owner's remaining lease plus the
+	// skew margin. 0: DefaultTakeoverWait; negative: no wait.
+	TakeoverWait time.Duration
+	// MaxConns caps each listener's connections (CELLD_MAX_CONNS): at the
+	// cap a new connection displaces the longest idle one, and when all
+	// are busy a few more answer only health and /state. 0:
+	// DefaultMaxConns().
+	MaxConns int
+	// BodyMemory bounds the request-body bytes in flight on the node, both
+	// listeners together (CELLD_BODY_MEMORY_MB); a request that finds no
+	// room within 10 s is refused (503). Default DefaultBodyMemory, and
+	// never below MaxRequestBody.
+	BodyMemory int64
 }
 
 // DevOptions are celld dev's additions to a node.
@@ -129,9 +148,10 @@ type node struct {
 	apps    *apps
 	objects *objects
 
-	advertise string
-	started   time.Time
-	shutdown  chan shutdownRequest // POST /shutdown
+	advertise      string
+	pubCap, intCap *connCap // the listeners' connection caps
+	started        time.Time
+	shutdown       chan shutdownRequest // POST /shutdown
 
 	requests requestCounter // public Worker requests and their 5xx, for /state
 }
@@ -180,10 +200,10 @@ func Run(ctx context.Context, o Options) error {
 	var pubH, intH switchHandler
 	pubH.set(startingHandler(o.Node, nil))
 	intH.set(startingHandler(o.Node, m))
-	pubSrv := &http.Server{Handler: &pubH, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: idleTimeout}
-	intSrv := &http.Server{Handler: &intH, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: idleTimeout}
-	go pubSrv.Serve(pub)
-	go intSrv.Serve(internal)
+	pubCap, intCap := newConnCap(pub, o.MaxConns), newConnCap(internal, o.MaxConns)
+	pubSrv, intSrv := newHTTPServer(&pubH, pubCap), newHTTPServer(&intH, intCap)
+	go pubSrv.Serve(pubCap)
+	go intSrv.Serve(intCap)
 	defer pubSrv.Close()
 	defer intSrv.Close()
 
@@ -241,6 +261,17 @@ func Run(ctx context.Context, o Options) error {
 	objs.metrics = m
 	objs.host.OnGateWait = m.GateWait
 	objs.peer = newPeer(secret, o.Node, objs)
+	objs.takeoverWait = o.TakeoverWait
+	if o.TakeoverWait == 0 {
+		objs.takeoverWait = DefaultTakeoverWait
+	}
+	if o.MaxRequestBody > 0 {
+		objs.peer.maxBody = o.MaxRequestBody
+	}
+	if o.BodyMemory <= 0 {
+		o.BodyMemory = DefaultBodyMemory
+	}
+	objs.peer.bodies = newBodyBudget(max(o.BodyMemory, objs.peer.maxBody))
 	objs.max = o.MaxResident
 	objs.retention = o.LTXRetention
 	objs.hibernate = o.Hibernate
@@ -262,7 +293,7 @@ func Run(ctx context.Context, o Options) error {
 		o.DrainTimeout = 25 * time.Second
 	}
 	n := &node{opts: o, log: log, metrics: m, fleet: fn, apps: &apps{store: o.Store, log: log, objects: objs, syncCtx: ctx}, objects: objs,
-		advertise: advertise, shutdown: make(chan shutdownRequest, 1)}
+		advertise: advertise, shutdown: make(chan shutdownRequest, 1), pubCap: pubCap, intCap: intCap}
 	if n.apps.assetCache, err = newAssetCache(n.apps, o); err != nil {
 		cctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()

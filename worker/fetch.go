@@ -286,7 +286,12 @@ func (iso *isolate) requestArgs(req *Request, href string) (method, url, headers
 		}
 	}
 	body = goja.Null()
-	if req.Body != nil {
+	switch {
+	case req.Stream != nil:
+		if s, err := (&Host{iso: iso}).ReadableStream(req.Stream); err == nil {
+			body = s
+		}
+	case req.Body != nil:
 		body = vm.ToValue(vm.NewArrayBuffer(append([]byte(nil), req.Body...)))
 	}
 	m := req.Method

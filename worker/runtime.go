@@ -43,6 +43,12 @@ type Request struct {
 	URL    string // absolute URL, e.g. "http://localhost/path?query"
 	Header http.Header
 	Body   []byte
+	// Stream, when not nil (Body is then nil), is a body the script reads
+	// as it arrives (request.body), a chunk at a time. The runtime closes
+	// it when the script is done with it; the caller owns what is behind
+	// it and must not end it before Fetch returns (and any streamed
+	// answer is read).
+	Stream io.ReadCloser
 }
 
 // Response is what a Worker answered. A body the script gave whole

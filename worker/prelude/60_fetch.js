@@ -173,7 +173,8 @@ class Request {
       this.#redirect = "manual";
       this.#signal = null;
       this.#cf = kLazy;
-      this.#body = inBody === null ? null : newBody(new Uint8Array(inBody)); // null: made on first use
+      // null: made on first use; a ReadableStream: a body read as it arrives
+      this.#body = inBody === null ? null : newBody(inBody instanceof ReadableStream ? inBody : new Uint8Array(inBody));
       inFlat = inBody = null;
       return;
     }
