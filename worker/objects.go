@@ -236,7 +236,7 @@ func (o *Object) Fetch(ctx context.Context, req *Request) (*Response, error) {
 	if err != nil {
 		return nil, err
 	}
-	defer entered()
+	defer entered.done()
 	o.busy.Add(1)
 	defer o.busy.Add(-1)
 	if o.closing.Load() {
@@ -251,7 +251,7 @@ func (o *Object) Fetch(ctx context.Context, req *Request) (*Response, error) {
 	var jsReq goja.Value // set and read on the loop
 	id := RequestID(ctx)
 	posted := o.iso.post(func() { jsReq = o.startFetch(req, href, name, named, id, ch) })
-	entered()
+	entered.done()
 	if !posted {
 		return nil, ErrObjectClosed
 	}
@@ -279,7 +279,7 @@ func (o *Object) Call(ctx context.Context, method string, args []byte) ([]byte, 
 	if err != nil {
 		return nil, err
 	}
-	defer entered()
+	defer entered.done()
 	o.busy.Add(1)
 	defer o.busy.Add(-1)
 	if o.closing.Load() {
@@ -289,7 +289,7 @@ func (o *Object) Call(ctx context.Context, method string, args []byte) ([]byte, 
 	ch := make(chan callResult, 1)
 	id := RequestID(ctx)
 	posted := o.iso.post(func() { o.startCall(method, args, name, named, id, ch) })
-	entered()
+	entered.done()
 	if !posted {
 		return nil, ErrObjectClosed
 	}
@@ -420,7 +420,7 @@ func (o *Object) startCall(method string, args []byte, name string, named bool, 
 		iso.await(res, func(ok bool, v goja.Value) {
 			var data []byte
 			if ok {
-				if ex := iso.vm.Try(func() { data = iso.codec.serialize(v) }); ex != nil {
+				if ex := iso.vm.Try(func() { data = iso.codec.serialize(o.exportResult(v)) }); ex != nil {
 					ok, v = false, ex.Value()
 				}
 			}
@@ -459,6 +459,24 @@ func (o *Object) invoke(ev *objEvent, what, fn string, args ...goja.Value) (goja
 		return nil, false
 	}
 	return res, true
+}
+
+// exportResult is an RPC method's result with the RpcTargets and
+// functions in it replaced by references (internal.exportValue); a
+// primitive is itself. It throws what exportValue throws.
+func (o *Object) exportResult(v goja.Value) goja.Value {
+	if _, isObj := v.(*goja.Object); !isObj {
+		return v
+	}
+	export, ok := goja.AssertFunction(o.iso.internal.Get("exportValue"))
+	if !ok {
+		return v
+	}
+	out, err := export(goja.Undefined(), o.instance, v)
+	if err != nil {
+		panic(err)
+	}
+	return out
 }
 
 // thrownException is the exception, as the caller sees it, of a value the

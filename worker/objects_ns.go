@@ -209,15 +209,20 @@ func registerObjectNatives(set func(string, nativeFunc)) {
 		vm := iso.vm
 		return vm.ToValue(ValidObjectID(call.Argument(0).String(), call.Argument(1).String()))
 	})
-	// doCall(class, id, name|null, method, args: array, order, n, idObject) -> a promise of
+	// doCall(class, id, name|null, method, args: array, order, idObject) -> a promise of
 	// the method's result, rejected with the error it threw (rebuilt by
 	// internal.rebuild) or with an Error saying the call failed. It throws
 	// DataCloneError when args cannot be serialized.
 	set("doCall", func(iso *isolate, call goja.FunctionCall) goja.Value {
 		class, id := call.Argument(0).String(), call.Argument(1).String()
 		method := call.Argument(3).String()
-		seq, n := orderArgs(call, 5)
-		classArg, idArg, ordArg := call.Argument(0), call.Argument(7), call.Argument(5)
+		// The call takes its number here (doOrderTake), in call order.
+		seq, _ := call.Argument(5).Export().(*stubSeq)
+		var n uint64
+		if seq != nil {
+			n = seq.take()
+		}
+		classArg, idArg, ordArg := call.Argument(0), call.Argument(6), call.Argument(5)
 		var args []byte
 		if ex := iso.vm.Try(func() { args = iso.codec.serialize(call.Argument(4)) }); ex != nil {
 			seq.finish(n)

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -75,10 +76,20 @@ type stubSeq struct {
 	done map[uint64]bool // finished numbers above low
 }
 
+// Stub ids are this process's random prefix and a counter: unique across
+// nodes and restarts without a random read per stub (a Worker may make a
+// stub per request).
+var (
+	stubIDPrefix = sync.OnceValue(func() string {
+		b := make([]byte, 8)
+		_, _ = rand.Read(b) // crypto/rand.Read never fails
+		return hex.EncodeToString(b) + "-"
+	})
+	stubIDs atomic.Uint64
+)
+
 func newStubSeq() *stubSeq {
-	b := make([]byte, 12)
-	_, _ = rand.Read(b) // crypto/rand.Read never fails
-	return &stubSeq{id: hex.EncodeToString(b), next: 1, low: 1}
+	return &stubSeq{id: stubIDPrefix() + strconv.FormatUint(stubIDs.Add(1), 36), next: 1, low: 1}
 }
 
 // take numbers the next event.
@@ -120,29 +131,51 @@ func (s *stubSeq) finish(n uint64) {
 	}
 }
 
-// orderGate is an object's side: per stub, the last event let in.
+// orderGate is an object's side: per stub, the last event let in. Idle
+// entries go by generations: stubs seen since the last rotation are in
+// cur, those seen in the one before in old, and a rotation (every
+// stubGateIdle) drops old, so each entry outlives its last event by
+// stubGateIdle to twice that, at no cost per event.
 type orderGate struct {
 	mu      sync.Mutex
-	stubs   map[string]*stubGate
-	inserts int
+	cur     map[string]*stubGate
+	old     map[string]*stubGate
+	rotated time.Time
 }
 
 type stubGate struct {
 	last    uint64
 	waiting map[uint64]chan struct{} // closed once last reaches the key
-	used    time.Time
 }
 
-// stubGateIdle is how long a stub's entry outlives its last event.
+// stubGateIdle is how long a stub's entry outlives its last event, at
+// least.
 const stubGateIdle = 30 * time.Second
 
+// orderTicket records one event as let in (done, which may be called
+// more than once); the zero ticket records nothing.
+type orderTicket struct {
+	g    *orderGate
+	stub string
+	seq  uint64
+}
+
+func (t orderTicket) done() {
+	if t.g == nil {
+		return
+	}
+	t.g.mu.Lock()
+	t.g.stub(t.stub).bump(t.seq)
+	t.g.mu.Unlock()
+}
+
 // enter waits until the event may be let in (see CallOrder), then returns
-// the function that records it as let in; the caller calls it right after
+// the ticket that records it as let in; the caller calls done right after
 // queueing the event on the loop (or refusing it).
-func (g *orderGate) enter(ctx context.Context) (func(), error) {
+func (g *orderGate) enter(ctx context.Context) (orderTicket, error) {
 	o, ok := CallOrderFrom(ctx)
 	if !ok {
-		return func() {}, nil
+		return orderTicket{}, nil
 	}
 	g.mu.Lock()
 	sg := g.stub(o.Stub)
@@ -163,39 +196,30 @@ func (g *orderGate) enter(ctx context.Context) (func(), error) {
 			sg.bump(o.Seq - 1) // give up on the gap
 			continue
 		case <-ctx.Done():
-			return nil, fmt.Errorf("wait for earlier calls of the stub: %w", context.Cause(ctx))
+			return orderTicket{}, fmt.Errorf("wait for earlier calls of the stub: %w", context.Cause(ctx))
 		}
 		g.mu.Lock()
 		sg = g.stub(o.Stub)
 	}
 	g.mu.Unlock()
-	return func() {
-		g.mu.Lock()
-		g.stub(o.Stub).bump(o.Seq)
-		g.mu.Unlock()
-	}, nil
+	return orderTicket{g: g, stub: o.Stub, seq: o.Seq}, nil
 }
 
 // stub returns the entry of id, creating it; g.mu is held.
 func (g *orderGate) stub(id string) *stubGate {
-	now := time.Now()
-	sg := g.stubs[id]
-	if sg == nil {
-		if g.stubs == nil {
-			g.stubs = map[string]*stubGate{}
-		}
-		g.inserts++
-		if g.inserts%256 == 0 {
-			for k, v := range g.stubs {
-				if now.Sub(v.used) > stubGateIdle {
-					delete(g.stubs, k)
-				}
-			}
-		}
-		sg = &stubGate{}
-		g.stubs[id] = sg
+	if sg := g.cur[id]; sg != nil {
+		return sg
 	}
-	sg.used = now
+	if g.cur == nil || time.Since(g.rotated) > stubGateIdle {
+		g.old, g.cur, g.rotated = g.cur, map[string]*stubGate{}, time.Now()
+	}
+	sg := g.old[id]
+	if sg != nil {
+		delete(g.old, id)
+	} else {
+		sg = &stubGate{}
+	}
+	g.cur[id] = sg
 	return sg
 }
 

@@ -57,7 +57,7 @@ func TestOrderGate_HoldsALaterEventForItsPredecessor(t *testing.T) {
 		if err != nil {
 			t.Error(err)
 		}
-		done()
+		done.done()
 		close(entered)
 	}()
 	select {
@@ -69,7 +69,7 @@ func TestOrderGate_HoldsALaterEventForItsPredecessor(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	done1()
+	done1.done()
 	select {
 	case <-entered:
 	case <-time.After(2 * time.Second):
@@ -79,7 +79,7 @@ func TestOrderGate_HoldsALaterEventForItsPredecessor(t *testing.T) {
 	if done, err := g.enter(order(10, 10)); err != nil {
 		t.Fatal(err)
 	} else {
-		done()
+		done.done()
 	}
 	cctx, cancel := context.WithCancel(order(20, 12))
 	cancel()

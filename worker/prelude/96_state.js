@@ -310,17 +310,14 @@ function rpcMethod(instance, method) {
 // rpcName (95_stubs.js): a property read ("\0get\0name"), or a call on
 // an RpcTarget or function the object returned earlier
 // ("\0t\0<target>\0<method>", method "" calling the function itself).
+// Go passes an object or function result (once a promise of it settled)
+// through internal.exportValue before serializing it.
 internal.objectCall = (instance, method, args) => {
-  let res;
-  if (method.charCodeAt(0) === 0) {
-    res = specialCall(instance, method, internal.importArgs(native.deserialize(args)));
-  } else {
-    const fn = rpcMethod(instance, method);
-    res = fn.apply(instance, internal.importArgs(native.deserialize(args)));
-  }
-  if (res !== null && (typeof res === "object" || typeof res === "function") && typeof res.then === "function") return Promise.resolve(res).then((v) => exportValue(instance, v));
-  return exportValue(instance, res);
+  const a = internal.importArgs(native.deserialize(args));
+  if (method.charCodeAt(0) === 0) return specialCall(instance, method, a);
+  return rpcMethod(instance, method).apply(instance, a);
 };
+internal.exportValue = (instance, v) => exportValue(instance, v, 0);
 
 // Exported RpcTargets and functions, per instance: the most recent
 // maxExports stay callable (a stub to an evicted one fails, naming it).
