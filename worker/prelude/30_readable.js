@@ -498,3 +498,41 @@ internal.expose("ReadableStreamDefaultReader", ReadableStreamDefaultReader);
 internal.expose("ReadableStreamDefaultController", ReadableStreamDefaultController);
 internal.expose("ReadableStreamBYOBReader", ReadableStreamBYOBReader);
 internal.isDisturbed = (stream) => stream[kRS].disturbed;
+
+// closedBytesStream(bytes) is
+//   new ReadableStream({ type: "bytes", start(c) { if (bytes.byteLength) c.enqueue(bytes); c.close(); } })
+// built directly in the state that constructor leaves (one chunk queued,
+// close requested), without a source, controller or start promise: a
+// body is made a stream this way whenever script reads .body (frameworks
+// do it per request, to re-wrap a response).
+const noSource = Object.freeze({});
+const sizeOne = () => 1;
+internal.closedBytesStream = (bytes) => {
+  const s = Object.create(ReadableStream.prototype);
+  const has = bytes.byteLength > 0;
+  internal.define(s, kRS, {
+    state: has ? "readable" : "closed", reader: null, storedError: undefined, disturbed: false,
+    queue: has ? [{ chunk: bytes, size: 1 }] : [], queueSize: has ? 1 : 0, hwm: 0, size: sizeOne, started: true,
+    pulling: false, pullAgain: false, closeRequested: true, source: noSource, controller: null, bytes: true, autoAllocate: 0,
+  });
+  return s;
+};
+// drainClosed takes the chunks of an unlocked, unread stream whose source
+// has closed it and leaves it as reading it to the end through a reader
+// would (locked for good, disturbed, closed); it returns null, changing
+// nothing, for any other stream. The lock is a reader no one holds.
+internal.drainClosed = (stream) => {
+  const st = stream[kRS];
+  if (st.reader !== null || st.disturbed || !st.closeRequested || st.state !== "readable") return null;
+  const chunks = st.queue.map((e) => e.chunk);
+  const closed = withResolvers();
+  closed.resolve();
+  const reader = Object.create(ReadableStreamDefaultReader.prototype);
+  internal.define(reader, kReader, { stream: null, requests: [], closed });
+  st.reader = reader;
+  st.disturbed = true;
+  st.queue = [];
+  st.queueSize = 0;
+  st.state = "closed";
+  return chunks;
+};

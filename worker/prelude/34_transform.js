@@ -181,13 +181,7 @@ internal.readAllBytes = async (stream) => {
   return chunks.length ? internal.concatBytes(chunks) : new Uint8Array(0);
 };
 internal.bytesStream = (bytes) => {
-  const s = new ReadableStream({
-    type: "bytes",
-    start(c) {
-      if (bytes.byteLength) c.enqueue(bytes);
-      c.close();
-    },
-  });
+  const s = internal.closedBytesStream(bytes);
   Object.defineProperty(s, kBytesSource, { value: bytes, writable: true });
   return s;
 };
@@ -205,8 +199,10 @@ internal.drainBytesStream = (stream) => {
   const bytes = stream[kBytesSource];
   if (bytes === undefined || bytes === null || stream.locked || internal.isDisturbed(stream)) return null;
   stream[kBytesSource] = null;
-  const reader = stream.getReader();
-  reader.read().catch(() => {});
+  if (internal.drainClosed(stream) === null) {
+    const reader = stream.getReader();
+    reader.read().catch(() => {});
+  }
   return bytes;
 };
 internal.takeBytesStream = (stream) => {
