@@ -143,6 +143,17 @@ func (iso *isolate) bytesArg(v goja.Value) []byte {
 	if !ok {
 		return nil
 	}
+	// A Uint8Array or an ArrayBuffer (nearly every call) without
+	// ExportTo's reflection: both export their backing store.
+	switch obj.ExportType() {
+	case typeBytes:
+		b, _ := obj.Export().([]byte)
+		return b
+	case typeArrayBuffer:
+		if ab, ok := obj.Export().(goja.ArrayBuffer); ok {
+			return ab.Bytes()
+		}
+	}
 	var b []byte
 	if err := iso.vm.ExportTo(obj, &b); err != nil {
 		return nil

@@ -32,9 +32,19 @@ for (const n of Object.keys(ALGS)) canonical[n.toUpperCase()] = n;
 
 // normalize returns the algorithm's dictionary, its name as given and its
 // canonical name (undefined when unknown).
+// An algorithm given by name normalizes the same every time: the few
+// names a Worker uses are remembered (frozen, so shared safely).
+const namedAlgs = new Map();
 const normalize = (alg) => {
-  if (typeof alg === "string") alg = { name: alg };
-  else if (alg === null || typeof alg !== "object") throw new TypeError("Algorithm must be a string or an object.");
+  if (typeof alg === "string") {
+    let a = namedAlgs.get(alg);
+    if (a === undefined) {
+      a = Object.freeze({ p: Object.freeze({ name: alg }), raw: alg, name: canonical[alg.toUpperCase()] });
+      if (namedAlgs.size < 64) namedAlgs.set(alg, a);
+    }
+    return a;
+  }
+  if (alg === null || typeof alg !== "object") throw new TypeError("Algorithm must be a string or an object.");
   const raw = String(alg.name);
   return { p: alg, raw, name: canonical[raw.toUpperCase()] };
 };
@@ -100,7 +110,7 @@ const slotOf = (key) => {
 // useKey checks that key is for the requested algorithm and usage.
 const useKey = (key, raw, usage) => {
   const k = slotOf(key);
-  if (raw.toUpperCase() !== k.algorithm.name.toUpperCase()) {
+  if (raw !== k.algorithm.name && raw.toUpperCase() !== k.algorithm.name.toUpperCase()) {
     throw dom("InvalidAccessError", `Requested algorithm "${raw}" does not match this CryptoKey's algorithm "${k.algorithm.name}".`);
   }
   if (!k.usages.includes(usage)) throw dom("InvalidAccessError", `Requested key usage "${usage}" does not match any usage listed in this CryptoKey.`);
@@ -517,14 +527,9 @@ Object.defineProperty(DigestStream.prototype, Symbol.toStringTag, { value: "Dige
 
 // ---- the objects ----------------------------------------------------------------
 
-// Every operation is asynchronous: a synchronous throw becomes a rejection.
-const later = (fn) => function (...args) {
-  try {
-    return Promise.resolve(fn.apply(this, args));
-  } catch (e) {
-    return Promise.reject(e);
-  }
-};
+// Every operation is asynchronous: a synchronous throw becomes a
+// rejection. (Each method is written out with its own parameters, as
+// workerd declares them: no rest array and apply per call.)
 
 class SubtleCrypto {
   constructor(key) {
@@ -532,17 +537,46 @@ class SubtleCrypto {
   }
 }
 const subtleMethods = {
-  digest: (algorithm, data) => native.digest(digestName(algorithm), bufferArg(data, "data")),
-  importKey, exportKey, generateKey,
-  sign: (algorithm, key, data) => signOrVerify(false, algorithm, key, undefined, data),
-  verify: (algorithm, key, signature, data) => signOrVerify(true, algorithm, key, bufferArg(signature, "signature"), data),
-  encrypt: (algorithm, key, data) => cipher(true, algorithm, key, data, "encrypt"),
-  decrypt: (algorithm, key, data) => cipher(false, algorithm, key, data, "decrypt"),
-  wrapKey, unwrapKey,
-  deriveBits: (algorithm, key, length) => deriveBits(algorithm, key, length),
-  deriveKey,
+  digest(algorithm, data) {
+    try { return Promise.resolve(native.digest(digestName(algorithm), bufferArg(data, "data"))); } catch (e) { return Promise.reject(e); }
+  },
+  importKey(format, keyData, algorithm, extractable, usages) {
+    try { return Promise.resolve(importKey(format, keyData, algorithm, extractable, usages)); } catch (e) { return Promise.reject(e); }
+  },
+  exportKey(format, key) {
+    try { return Promise.resolve(exportKey(format, key)); } catch (e) { return Promise.reject(e); }
+  },
+  generateKey(algorithm, extractable, usages) {
+    try { return Promise.resolve(generateKey(algorithm, extractable, usages)); } catch (e) { return Promise.reject(e); }
+  },
+  sign(algorithm, key, data) {
+    try { return Promise.resolve(signOrVerify(false, algorithm, key, undefined, data)); } catch (e) { return Promise.reject(e); }
+  },
+  verify(algorithm, key, signature, data) {
+    try { return Promise.resolve(signOrVerify(true, algorithm, key, bufferArg(signature, "signature"), data)); } catch (e) { return Promise.reject(e); }
+  },
+  encrypt(algorithm, key, data) {
+    try { return Promise.resolve(cipher(true, algorithm, key, data, "encrypt")); } catch (e) { return Promise.reject(e); }
+  },
+  decrypt(algorithm, key, data) {
+    try { return Promise.resolve(cipher(false, algorithm, key, data, "decrypt")); } catch (e) { return Promise.reject(e); }
+  },
+  wrapKey(format, key, wrappingKey, wrapAlgorithm) {
+    try { return Promise.resolve(wrapKey(format, key, wrappingKey, wrapAlgorithm)); } catch (e) { return Promise.reject(e); }
+  },
+  unwrapKey(format, wrappedKey, unwrappingKey, unwrapAlgorithm, unwrappedKeyAlgorithm, extractable, usages) {
+    try {
+      return Promise.resolve(unwrapKey(format, wrappedKey, unwrappingKey, unwrapAlgorithm, unwrappedKeyAlgorithm, extractable, usages));
+    } catch (e) { return Promise.reject(e); }
+  },
+  deriveBits(algorithm, baseKey, length) {
+    try { return Promise.resolve(deriveBits(algorithm, baseKey, length)); } catch (e) { return Promise.reject(e); }
+  },
+  deriveKey(algorithm, baseKey, derivedKeyAlgorithm, extractable, usages) {
+    try { return Promise.resolve(deriveKey(algorithm, baseKey, derivedKeyAlgorithm, extractable, usages)); } catch (e) { return Promise.reject(e); }
+  },
 };
-for (const [name, fn] of Object.entries(subtleMethods)) internal.define(SubtleCrypto.prototype, name, later(fn));
+for (const name of Object.keys(subtleMethods)) internal.define(SubtleCrypto.prototype, name, subtleMethods[name]);
 // workerd extension: constant-time comparison (synchronous).
 internal.define(SubtleCrypto.prototype, "timingSafeEqual", (a, b) => {
   const x = bufferArg(a, "a");
