@@ -499,40 +499,47 @@ internal.expose("ReadableStreamDefaultController", ReadableStreamDefaultControll
 internal.expose("ReadableStreamBYOBReader", ReadableStreamBYOBReader);
 internal.isDisturbed = (stream) => stream[kRS].disturbed;
 
-// closedBytesStream(bytes) is
+// closedBytesStream(source) is
 //   new ReadableStream({ type: "bytes", start(c) { if (bytes.byteLength) c.enqueue(bytes); c.close(); } })
 // built directly in the state that constructor leaves (one chunk queued,
 // close requested), without a source, controller or start promise: a
 // body is made a stream this way whenever script reads .body (frameworks
-// do it per request, to re-wrap a response).
+// do it per request, to re-wrap a response). A string source is encoded
+// as UTF-8 when its chunk is first read, so a stream passed on unread
+// (to a new Response, then to Go) never encodes it.
 const noSource = Object.freeze({});
 const sizeOne = () => 1;
-internal.closedBytesStream = (bytes) => {
+class TextChunk {
+  constructor(text) { this.text = text; this.bytes = null; }
+  get chunk() { return (this.bytes ??= internal.utf8Encode(this.text)); }
+  get size() { return 1; }
+}
+internal.closedBytesStream = (source) => {
   const s = Object.create(ReadableStream.prototype);
-  const has = bytes.byteLength > 0;
+  const text = typeof source === "string";
+  const has = text ? source.length > 0 : source.byteLength > 0;
   internal.define(s, kRS, {
     state: has ? "readable" : "closed", reader: null, storedError: undefined, disturbed: false,
-    queue: has ? [{ chunk: bytes, size: 1 }] : [], queueSize: has ? 1 : 0, hwm: 0, size: sizeOne, started: true,
-    pulling: false, pullAgain: false, closeRequested: true, source: noSource, controller: null, bytes: true, autoAllocate: 0,
+    queue: has ? [text ? new TextChunk(source) : { chunk: source, size: 1 }] : [], queueSize: has ? 1 : 0, hwm: 0,
+    size: sizeOne, started: true, pulling: false, pullAgain: false, closeRequested: true, source: noSource,
+    controller: null, bytes: true, autoAllocate: 0,
   });
   return s;
 };
-// drainClosed takes the chunks of an unlocked, unread stream whose source
-// has closed it and leaves it as reading it to the end through a reader
-// would (locked for good, disturbed, closed); it returns null, changing
-// nothing, for any other stream. The lock is a reader no one holds.
+// drainClosed empties an unlocked, unread stream whose source has closed
+// it and leaves it as reading it to the end through a reader would
+// (locked for good, disturbed, closed), and returns true; for any other
+// stream it changes nothing and returns false. The lock is a reader no
+// one holds (released, so inert), shared by every drained stream.
+const drainedReader = Object.create(ReadableStreamDefaultReader.prototype);
+internal.define(drainedReader, kReader, Object.freeze({ stream: null, requests: Object.freeze([]), closed: Object.freeze({ promise: Promise.resolve() }) }));
 internal.drainClosed = (stream) => {
   const st = stream[kRS];
-  if (st.reader !== null || st.disturbed || !st.closeRequested || st.state !== "readable") return null;
-  const chunks = st.queue.map((e) => e.chunk);
-  const closed = withResolvers();
-  closed.resolve();
-  const reader = Object.create(ReadableStreamDefaultReader.prototype);
-  internal.define(reader, kReader, { stream: null, requests: [], closed });
-  st.reader = reader;
+  if (st.reader !== null || st.disturbed || !st.closeRequested || st.state !== "readable") return false;
+  st.reader = drainedReader;
   st.disturbed = true;
   st.queue = [];
   st.queueSize = 0;
   st.state = "closed";
-  return chunks;
+  return true;
 };

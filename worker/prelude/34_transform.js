@@ -180,35 +180,42 @@ internal.readAllBytes = async (stream) => {
   reader.releaseLock();
   return chunks.length ? internal.concatBytes(chunks) : new Uint8Array(0);
 };
-internal.bytesStream = (bytes) => {
-  const s = internal.closedBytesStream(bytes);
-  Object.defineProperty(s, kBytesSource, { value: bytes, writable: true });
+internal.bytesStream = (source) => {
+  const s = internal.closedBytesStream(source);
+  Object.defineProperty(s, kBytesSource, { value: source, writable: true });
   return s;
 };
-// kBytesSource marks a stream over bytes at hand (a request body, say).
+// kBytesSource marks a stream over bytes (or a string, UTF-8) at hand: a
+// request body, say.
 const kBytesSource = Symbol("bytes source");
+const asBytes = (source) => (typeof source === "string" ? internal.utf8Encode(source) : source);
 // takeBytesStream returns the bytes of an unlocked, unread stream over
 // bytes and locks the stream, or null: a binding given such a stream (an
 // R2 put of request.body) takes the bytes whole, length known.
-// drainBytesStream is takeBytesStream for a reader of the whole body: it
+// drainBodySource is takeBytesStream for a reader of the whole body: it
 // also reads the stream to its end, so the stream is locked and disturbed
-// exactly as if its one chunk had been pulled — a response re-wrapped from
+// exactly as if its one chunk had been pulled, and it returns the source
+// as it was given (a string stays one) — a response re-wrapped from
 // another's unread body (frameworks do it to change headers) goes to Go,
-// or is read by text(), as its bytes, not chunk by chunk through JS.
-internal.drainBytesStream = (stream) => {
-  const bytes = stream[kBytesSource];
-  if (bytes === undefined || bytes === null || stream.locked || internal.isDisturbed(stream)) return null;
+// or is read by text(), whole, not chunk by chunk through JS.
+internal.drainBodySource = (stream) => {
+  const source = stream[kBytesSource];
+  if (source === undefined || source === null || stream.locked || internal.isDisturbed(stream)) return null;
   stream[kBytesSource] = null;
-  if (internal.drainClosed(stream) === null) {
+  if (!internal.drainClosed(stream)) {
     const reader = stream.getReader();
     reader.read().catch(() => {});
   }
-  return bytes;
+  return source;
+};
+internal.drainBytesStream = (stream) => {
+  const source = internal.drainBodySource(stream);
+  return source === null ? null : asBytes(source);
 };
 internal.takeBytesStream = (stream) => {
-  const bytes = stream[kBytesSource];
-  if (bytes === undefined || bytes === null || stream.locked || internal.isDisturbed(stream)) return null;
+  const source = stream[kBytesSource];
+  if (source === undefined || source === null || stream.locked || internal.isDisturbed(stream)) return null;
   stream[kBytesSource] = null;
   stream.getReader();
-  return bytes;
+  return asBytes(source);
 };

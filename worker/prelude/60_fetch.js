@@ -63,7 +63,7 @@ const usedStream = () => {
 function bodyStream(b) {
   if (b.source === null) return null;
   if (b.stream === null && b.used) b.stream = usedStream();
-  if (b.stream === null) b.stream = isStream(b.source) ? b.source : internal.bytesStream(sourceBytes(b));
+  if (b.stream === null) b.stream = isStream(b.source) ? b.source : internal.bytesStream(b.source);
   return b.stream;
 }
 const bodyUsed = (b) => b.used || (b.stream !== null && internal.isDisturbed(b.stream));
@@ -412,9 +412,9 @@ class Response {
       b.used = true;
       // A Go body passed on untouched goes back to Go whole (no chunk
       // crosses the isolate); anything else is pulled through its reader.
-      const bytes = internal.drainBytesStream(stream);
-      if (bytes !== null) {
-        out[2] = bytes;
+      const source = internal.drainBodySource(stream);
+      if (source !== null) {
+        out[2] = source;
         return out;
       }
       const taken = internal.takeGoStream(stream);
