@@ -64,7 +64,7 @@ type Metrics struct {
 // node's gauges (nil: none).
 func New(snapshot func() Snapshot) *Metrics {
 	reg := prometheus.NewRegistry()
-	f := func(c prometheus.Collector) { reg.MustRegister(c) }
+	register := func(c prometheus.Collector) { reg.MustRegister(c) }
 	m := &Metrics{reg: reg}
 	m.requests = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "celld_requests_total",
 		Help: "Requests handled, by kind (fetch, websocket, object_fetch, rpc, alarm, peer, operator) and status class (1xx..5xx for HTTP; ok or error otherwise)."},
@@ -109,12 +109,12 @@ func New(snapshot func() Snapshot) *Metrics {
 	for _, c := range []prometheus.Collector{m.requests, m.requestSeconds, m.activations, m.activationSecs, m.gateWaits, m.gateSeconds,
 		m.bucketRequests, m.bucketSeconds, m.ltxBytes, m.leaseRenewals, m.leaseRenewSecs, m.selfFences, m.cellsLost,
 		m.alarmsFired, m.alarmRetries, m.drainsStarted} {
-		f(c)
+		register(c)
 	}
-	f(collectors.NewGoCollector())
-	f(collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	register(collectors.NewGoCollector())
+	register(collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	if snapshot != nil {
-		f(&gauges{snapshot: snapshot})
+		register(&gauges{snapshot: snapshot})
 	}
 	return m
 }
