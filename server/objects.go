@@ -63,6 +63,7 @@ type objects struct {
 
 	drain drainState
 
+	queueLease  time.Duration   // queues.go
 	wake        *wake.Publisher // wake entries of alarms (nil: none)
 	waker       *wake.Waker
 	alarmsFired atomic.Int64

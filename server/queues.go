@@ -34,10 +34,17 @@ type queueState struct {
 	lastSeq    uint64 // the alarm installation last reported
 }
 
-// queueLease is how long a batch is leased to its handler
-// (CELLD_QUEUE_LEASE_MS); a handler that neither returns nor throws by
-// then counts as a failed delivery, and so does the death of its node.
+// queueLease is the default of how long a batch is leased to its
+// handler (Options.QueueLease); a handler that neither returns nor throws
+// by then counts as a failed delivery, and so does the death of its node.
 var queueLease = 5 * time.Minute
+
+func (o *objects) batchLease() time.Duration {
+	if o.queueLease > 0 {
+		return o.queueLease
+	}
+	return queueLease
+}
 
 // queueDefaultConcurrency: batches of one queue in flight on a node when
 // the consumer sets no max_concurrency.
@@ -187,7 +194,7 @@ func (o *objects) queuePassOnce(ctx context.Context, r *resident) error {
 		if full {
 			return nil
 		}
-		b, err := c.Lease(ctx, queueLease.Milliseconds())
+		b, err := c.Lease(ctx, o.batchLease().Milliseconds())
 		if err != nil || len(b.Messages) == 0 {
 			q.mu.Lock()
 			q.inflight--
@@ -202,7 +209,7 @@ func (o *objects) queuePassOnce(ctx context.Context, r *resident) error {
 // deliverBatch runs the consumer on one leased batch and settles it.
 func (o *objects) deliverBatch(r *resident, c *queue.Client, ap *app, b queue.Batch) {
 	defer r.done()
-	ctx, cancel := context.WithTimeout(r.hc.Context(), queueLease)
+	ctx, cancel := context.WithTimeout(r.hc.Context(), o.batchLease())
 	outs, err := queuejs.Deliver(ctx, ap.rt, c.Name(), b)
 	cancel()
 	if err != nil {
