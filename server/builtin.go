@@ -145,6 +145,9 @@ func (o *objects) Call(ctx context.Context, name string, req []byte) ([]byte, er
 func (r *resident) callBuiltin(ctx context.Context, req []byte) ([]byte, error) {
 	r.inflight.Add(1)
 	defer r.done()
+	if r.queue != nil && r.bi.Busy() >= queueMaxCalls {
+		return nil, fmt.Errorf("%s: %w (%d requests waiting)", r.cell, ErrQueueOverloaded, r.bi.Busy())
+	}
 	out, err := r.bi.Call(ctx, req)
 	if errors.Is(err, host.ErrBuiltinClosed) {
 		err = fmt.Errorf("%w: %w", worker.ErrObjectClosed, err)

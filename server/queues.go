@@ -46,6 +46,19 @@ func (o *objects) batchLease() time.Duration {
 	return queueLease
 }
 
+// queueMaxCalls bounds the requests waiting for one queue cell on its
+// owner; past it a send is refused as overloaded (503, Retry-After).
+var queueMaxCalls = 256
+
+// ErrQueueOverloaded: a queue's owner holds queueMaxCalls requests for it
+// already; retry shortly.
+var ErrQueueOverloaded error = queueOverloaded{}
+
+type queueOverloaded struct{}
+
+func (queueOverloaded) Error() string        { return "queue owner overloaded" }
+func (queueOverloaded) Is(target error) bool { return target == worker.ErrUnavailable }
+
 // queueDefaultConcurrency: batches of one queue in flight on a node when
 // the consumer sets no max_concurrency.
 const queueDefaultConcurrency = 8

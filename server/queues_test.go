@@ -2,7 +2,11 @@ package server
 
 import (
 	"encoding/json"
+	"io"
+	"net/http"
 	"path/filepath"
+	"strconv"
+	"sync"
 	"testing"
 	"time"
 
@@ -163,5 +167,45 @@ func TestQueue_RedeliveryAfterLeaseExpires(t *testing.T) {
 	log := waitLog(t, base, 15*time.Second, "d:hang:hang:1", "d:hang:hang:2")
 	if wait := time.UnixMilli(log["d:hang:hang:2"].At).Sub(sent); wait < 1900*time.Millisecond {
 		t.Errorf("redelivered %v after the send, before the 2 s lease ended", wait)
+	}
+}
+
+// A queue owner with more requests waiting than it takes refuses the
+// excess as overloaded: a script that lets the send's error escape is
+// answered 503 with Retry-After.
+func TestQueue_OverloadedOwnerAnswers503(t *testing.T) {
+	old := queueMaxCalls
+	queueMaxCalls = 1
+	t.Cleanup(func() { queueMaxCalls = old })
+	base := startQueueNode(t)
+	var mu sync.Mutex
+	codes := map[int]int{}
+	retryAfter := ""
+	var wg sync.WaitGroup
+	for i := 0; i < 24; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			resp, err := http.Get(base + "/send?q=TIMED&tags=x" + strconv.Itoa(i))
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+			mu.Lock()
+			codes[resp.StatusCode]++
+			if resp.StatusCode == 503 {
+				retryAfter = resp.Header.Get("Retry-After")
+			}
+			mu.Unlock()
+		}()
+	}
+	wg.Wait()
+	if codes[200] == 0 || codes[503] == 0 || len(codes) != 2 {
+		t.Fatalf("status codes %v: want some sends accepted and the excess refused with 503", codes)
+	}
+	if retryAfter != "1" {
+		t.Errorf("503 without Retry-After: 1 (%q)", retryAfter)
 	}
 }

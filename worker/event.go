@@ -155,3 +155,13 @@ func (h *Host) Serialize(v goja.Value) []byte { return h.iso.codec.serialize(v) 
 
 // Deserialize reads a value Serialize wrote; bad data throws.
 func (h *Host) Deserialize(data []byte) goja.Value { return h.iso.codec.deserialize(data) }
+
+// Refusals returns what records a failed call's error in the scope of
+// the code running now (call it on the loop as the call starts): when the
+// error is a refusal worth retrying (ErrUnavailable, ErrObjectClosed) and
+// the script then throws, its request is answered 503 with Retry-After,
+// as for a Durable Object call.
+func (h *Host) Refusals() func(error) {
+	s := h.iso.scope
+	return s.noteRefusal
+}

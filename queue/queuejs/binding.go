@@ -16,6 +16,7 @@ import (
 
 	"github.com/celldgo/celld/cell"
 	"github.com/celldgo/celld/deploy"
+	"github.com/celldgo/celld/host"
 	"github.com/celldgo/celld/queue"
 	"github.com/celldgo/celld/worker"
 )
@@ -158,15 +159,29 @@ func (p producer) send(call goja.FunctionCall) goja.Value {
 		}
 		msgs[i].DelaySeconds = d
 	}
+	refused := p.h.Refusals()
 	return p.h.AsyncContext(func(ctx context.Context) func(*goja.Runtime) (goja.Value, error) {
 		m, err := p.client.Send(ctx, msgs)
 		return func(vm *goja.Runtime) (goja.Value, error) {
 			if err != nil {
+				refused(unavailable(err))
 				return nil, sendError(vm, err)
 			}
 			return vm.NewArray(m.BacklogCount, m.BacklogBytes, m.OldestMessageTimestamp), nil
 		}
 	})
+}
+
+// unavailable marks a refusal of the queue's owner that a retry can
+// overcome (overloaded, moving, draining: a peer's 421 or 503) as
+// worker.ErrUnavailable, so a script that lets the send's error escape
+// is answered 503 with Retry-After.
+func unavailable(err error) error {
+	var pe *host.PeerError
+	if errors.As(err, &pe) && pe.Retry() {
+		return fmt.Errorf("%w: %w", worker.ErrUnavailable, err)
+	}
+	return err
 }
 
 // sendError is a refused send as workerd reports it: a limit its broker
