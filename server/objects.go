@@ -135,6 +135,9 @@ func (o *objects) use(ap *app) {
 	o.mu.Lock()
 	o.app = ap
 	o.mu.Unlock()
+	if ap != nil {
+		go o.activateConsumers(ap) // queues.go
+	}
 }
 
 // retire stops every object running on ap (they reactivate, at a new

@@ -8,6 +8,7 @@ import (
 
 	"github.com/celldgo/celld/cell"
 	"github.com/celldgo/celld/deploy"
+	"github.com/celldgo/celld/fleet"
 	"github.com/celldgo/celld/queue"
 	"github.com/celldgo/celld/queue/queuejs"
 	"github.com/celldgo/celld/worker"
@@ -243,4 +244,34 @@ func (o *objects) deliverBatch(r *resident, c *queue.Client, ap *app, b queue.Ba
 	q.inflight--
 	q.mu.Unlock()
 	go o.queueKick(r)
+}
+
+// activateConsumers brings the queues ap consumes to a node (this one,
+// unless a live peer owns them) and has every resident queue take the
+// deployment's consumer: messages sent while no consumer was deployed, or
+// moved by a command under its own lease, are delivered without waiting
+// for the next send.
+func (o *objects) activateConsumers(ap *app) {
+	if ap.dep.Manifest.Queues != nil {
+		for _, c := range ap.dep.Manifest.Queues.Consumers {
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			_, err := o.local(ctx, queue.Kind.Name, c.Queue)
+			cancel()
+			var elsewhere *fleet.ElsewhereError
+			if err != nil && !errors.As(err, &elsewhere) && !o.drain.active.Load() {
+				o.log.Debug("activate consumed queue", "queue", c.Queue, "err", err)
+			}
+		}
+	}
+	o.mu.Lock()
+	var queues []*resident
+	for _, r := range o.residents {
+		if r.queue != nil {
+			queues = append(queues, r)
+		}
+	}
+	o.mu.Unlock()
+	for _, r := range queues {
+		go o.queueKick(r)
+	}
 }
