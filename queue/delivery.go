@@ -3,6 +3,7 @@ package queue
 import (
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/celldgo/celld/cell"
 )
@@ -52,6 +53,9 @@ func CheckSend(msgs []Message) error {
 	}
 	return nil
 }
+
+// groupTimeout bounds one group commit.
+const groupTimeout = 60 * time.Second
 
 // DefaultLease is how long a batch is leased to its consumer: a handler
 // that neither returns nor throws by then counts as a failed delivery.

@@ -63,6 +63,25 @@ func handle(db *cell.DB, raw []byte, nowMS int64) ([]byte, error) {
 			}
 			return rearm(db, nowMS, false)
 		})
+	case opSendGroup:
+		a.Refused = make([]string, len(r.Groups))
+		err = write(db, func() error {
+			for i, g := range r.Groups {
+				if err := CheckSend(g); err != nil {
+					a.Refused[i] = err.Error()
+					continue
+				}
+				if err := insert(db, g, nowMS); err != nil {
+					return err
+				}
+			}
+			m, err := metrics(db)
+			a.Metrics = &m
+			if err != nil {
+				return err
+			}
+			return rearm(db, nowMS, false)
+		})
 	case opConfigure:
 		err = write(db, func() error {
 			if err := setMeta(db, "config", r.Config); err != nil {

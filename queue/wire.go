@@ -8,6 +8,7 @@ import "encoding/json"
 // Ops of a request.
 const (
 	opSend      = "send"         // messages -> metrics
+	opSendGroup = "send_group"   // groups of messages, one transaction -> metrics, refused (per group)
 	opConfigure = "configure"    // config (nil: no consumer)
 	opLease     = "lease"        // -> batch (maybe empty), next due
 	opSettle    = "settle"       // lease, outcomes
@@ -22,16 +23,17 @@ const (
 )
 
 type request struct {
-	Op       string    `json:"op"`
-	Messages []Message `json:"messages,omitempty"`
-	Config   *Config   `json:"config,omitempty"`
-	Lease    string    `json:"lease,omitempty"`
-	LeaseMS  int64     `json:"lease_ms,omitempty"`
-	Outcomes []Outcome `json:"outcomes,omitempty"`
-	IDs      []string  `json:"ids,omitempty"`
-	Limit    int       `json:"limit,omitempty"`
-	Paused   bool      `json:"paused,omitempty"`
-	Max      int       `json:"max,omitempty"`
+	Op       string      `json:"op"`
+	Messages []Message   `json:"messages,omitempty"`
+	Config   *Config     `json:"config,omitempty"`
+	Lease    string      `json:"lease,omitempty"`
+	LeaseMS  int64       `json:"lease_ms,omitempty"`
+	Outcomes []Outcome   `json:"outcomes,omitempty"`
+	IDs      []string    `json:"ids,omitempty"`
+	Limit    int         `json:"limit,omitempty"`
+	Paused   bool        `json:"paused,omitempty"`
+	Max      int         `json:"max,omitempty"`
+	Groups   [][]Message `json:"groups,omitempty"`
 }
 
 // Message is one message: as sent (Body, ContentType, DelaySeconds) and
@@ -107,6 +109,9 @@ type answer struct {
 	Messages []Message `json:"messages,omitempty"`
 	Info     *Info     `json:"info,omitempty"`
 	Count    int64     `json:"count,omitempty"`
+	// Refused is a send_group's verdict per group: "" stored, else the
+	// limit it broke.
+	Refused []string `json:"refused,omitempty"`
 }
 
 func encode(v any) ([]byte, error) { return json.Marshal(v) }

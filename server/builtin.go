@@ -145,9 +145,20 @@ func (o *objects) Call(ctx context.Context, name string, req []byte) ([]byte, er
 func (r *resident) callBuiltin(ctx context.Context, req []byte) ([]byte, error) {
 	r.inflight.Add(1)
 	defer r.done()
-	if r.queue != nil && r.bi.Busy() >= queueMaxCalls {
-		return nil, fmt.Errorf("%s: %w (%d requests waiting)", r.cell, ErrQueueOverloaded, r.bi.Busy())
+	if q := r.queue; q != nil {
+		if n := q.group.Waiting() + r.bi.Busy(); n >= queueMaxCalls {
+			return nil, fmt.Errorf("%s: %w (%d requests waiting)", r.cell, ErrQueueOverloaded, n)
+		}
+		if queue.IsSend(req) {
+			return q.group.Send(ctx, req) // group commit (queues.go)
+		}
 	}
+	return r.callCell(ctx, req)
+}
+
+// callCell runs req on the built-in cell's handler, behind its output
+// gate.
+func (r *resident) callCell(ctx context.Context, req []byte) ([]byte, error) {
 	out, err := r.bi.Call(ctx, req)
 	if errors.Is(err, host.ErrBuiltinClosed) {
 		err = fmt.Errorf("%w: %w", worker.ErrObjectClosed, err)

@@ -33,6 +33,7 @@ type queueState struct {
 	passing    bool          // a pass runs; again: run one more after it
 	again      bool
 	lastSeq    uint64 // the alarm installation last reported
+	group      *queue.Grouper
 }
 
 // queueLease is the default of how long a batch is leased to its
@@ -67,6 +68,7 @@ const queueDefaultConcurrency = 8
 // startQueue hooks a queue cell's alarm to delivery.
 func (o *objects) startQueue(r *resident) {
 	r.queue = &queueState{}
+	r.queue.group = queue.NewGrouper(r.callCell)
 	o.alarmHooks(r, func(ctx context.Context) (worker.AlarmResult, error) {
 		o.queuePass(ctx, r)
 		return worker.AlarmResult{Ran: true, Started: time.Now()}, nil
