@@ -3,6 +3,7 @@ package queue
 import (
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/celldgo/celld/cell"
@@ -63,7 +64,7 @@ const DefaultLease int64 = 15 * 60 * 1000
 
 // expire settles every lease ended by nowMS as a failed delivery.
 func expire(db *cell.DB, st state, nowMS int64) error {
-	msgs, err := selectMessages(db, fmt.Sprintf(`lease IS NOT NULL AND lease_until <= %d ORDER BY seq LIMIT ?`, nowMS), 1<<20)
+	msgs, err := selectMessages(db, `lease IS NOT NULL AND lease_until <= ? ORDER BY seq LIMIT ?`, nowMS, 1<<20)
 	if err != nil {
 		return err
 	}
@@ -142,7 +143,7 @@ func lease(db *cell.DB, nowMS, leaseMS int64) (*Batch, error) {
 	if err != nil || !batchDue(st.cfg, count, oldest, nowMS) {
 		return b, err
 	}
-	msgs, err := selectMessages(db, fmt.Sprintf(`lease IS NULL AND dead_to IS NULL AND visible <= %d ORDER BY seq LIMIT ?`, nowMS), st.cfg.MaxBatchSize)
+	msgs, err := selectMessages(db, `lease IS NULL AND dead_to IS NULL AND visible <= ? ORDER BY seq LIMIT ?`, nowMS, st.cfg.MaxBatchSize)
 	if err != nil {
 		return nil, err
 	}
@@ -183,7 +184,7 @@ func settle(db *cell.DB, leaseID string, outs []Outcome, nowMS int64) error {
 	if err != nil {
 		return err
 	}
-	msgs, err := selectMessages(db, `lease = '`+sqlQuote(leaseID)+`' ORDER BY seq LIMIT ?`, 1<<20)
+	msgs, err := selectMessages(db, `lease = ? ORDER BY seq LIMIT ?`, leaseID, 1<<20)
 	if err != nil {
 		return err
 	}
@@ -208,23 +209,34 @@ func settle(db *cell.DB, leaseID string, outs []Outcome, nowMS int64) error {
 	return nil
 }
 
-func sqlQuote(s string) string {
-	out := make([]byte, 0, len(s))
-	for i := 0; i < len(s); i++ {
-		if s[i] == '\'' {
-			out = append(out, '\'')
-		}
-		out = append(out, s[i])
-	}
-	return string(out)
-}
-
 // nextDue is the next instant the cell has something to do (unix ms), if
 // any: a batch to deliver, a delayed message to become visible, a lease
-// to expire, an exhausted message to move.
+// to expire, an exhausted message to move. One statement: the cell runs
+// it after every change.
 func nextDue(db *cell.DB, st state, nowMS int64) (int64, bool, error) {
 	if st.cfg == nil || st.paused {
 		return 0, false, nil
+	}
+	cur, err := db.Exec(`SELECT
+  (SELECT count(*) FROM q_messages WHERE dead_to IS NOT NULL),
+  (SELECT min(lease_until) FROM q_messages WHERE lease IS NOT NULL),
+  (SELECT count(DISTINCT lease) FROM q_messages WHERE lease IS NOT NULL AND lease_until > ?),
+  (SELECT count(*) FROM q_messages WHERE lease IS NULL AND dead_to IS NULL AND visible <= ?),
+  (SELECT min(visible) FROM q_messages WHERE lease IS NULL AND dead_to IS NULL AND visible <= ?),
+  (SELECT min(visible) FROM q_messages WHERE lease IS NULL AND dead_to IS NULL AND visible > ?)`, nowMS, nowMS, nowMS, nowMS)
+	if noTable(err) {
+		return 0, false, nil
+	}
+	if err != nil {
+		return 0, false, fmt.Errorf("read queue: %w", err)
+	}
+	rows, err := cur.ToArray()
+	if err != nil || len(rows) == 0 {
+		return 0, false, err
+	}
+	v := func(i int) (int64, bool) {
+		n, ok := rows[0][i].(int64)
+		return n, ok
 	}
 	due, ok := int64(0), false
 	take := func(t int64) {
@@ -232,29 +244,16 @@ func nextDue(db *cell.DB, st state, nowMS int64) (int64, bool, error) {
 			due, ok = t, true
 		}
 	}
-	if n, _, err := queryInt(db, `SELECT count(*) FROM q_messages WHERE dead_to IS NOT NULL`); err != nil {
-		return 0, false, err
-	} else if n > 0 {
+	if n, _ := v(0); n > 0 {
 		take(nowMS)
 	}
-	if t, found, err := queryInt(db, `SELECT min(lease_until) FROM q_messages WHERE lease IS NOT NULL`); err != nil {
-		return 0, false, err
-	} else if found {
+	if t, found := v(1); found {
 		take(t)
 	}
-	full := false
-	if st.cfg.MaxConcurrency > 0 {
-		n, err := activeLeases(db, nowMS)
-		if err != nil {
-			return 0, false, err
-		}
-		full = n >= int64(st.cfg.MaxConcurrency)
-	}
-	if !full {
-		count, oldest, err := ready(db, nowMS)
-		if err != nil {
-			return 0, false, err
-		}
+	leases, _ := v(2)
+	if st.cfg.MaxConcurrency <= 0 || leases < int64(st.cfg.MaxConcurrency) {
+		count, _ := v(3)
+		oldest, _ := v(4)
 		if count > 0 {
 			if count >= int64(st.cfg.MaxBatchSize) {
 				take(nowMS)
@@ -262,20 +261,25 @@ func nextDue(db *cell.DB, st state, nowMS int64) (int64, bool, error) {
 				take(oldest + int64(st.cfg.MaxBatchTimeout)*1000)
 			}
 		}
-		if t, found, err := queryInt(db, `SELECT min(visible) FROM q_messages WHERE lease IS NULL AND dead_to IS NULL AND visible > ?`, nowMS); err != nil {
-			return 0, false, err
-		} else if found {
+		if t, found := v(5); found {
 			take(t)
 		}
 	}
 	return due, ok, nil
 }
 
-// rearm keeps the cell's alarm at or before the next due instant. A send
-// (exact false) only ever brings it forward; the delivery steps (exact)
-// also move an alarm that has passed. An alarm that fires early finds
-// nothing due and is moved on, so the alarm never changes (a new wake
-// entry) more often than deliveries happen.
+// AlarmSlack is how much later than the next due instant the cell's
+// alarm may stand. The alarm is the durable timer that brings a queue
+// back after its owner dies (its wake entry in the bucket, the waker);
+// the owner itself delivers on time with a local timer at NextDue. So a
+// send moves the alarm only when it is unset or more than AlarmSlack
+// late — not once per send, each a wake entry written before the send
+// may resolve.
+const AlarmSlack int64 = 30 * 1000
+
+// rearm keeps the cell's alarm within AlarmSlack of the next due
+// instant. A send (exact false) only ever brings it forward; the
+// delivery steps (exact) also move an alarm that has fired.
 func rearm(db *cell.DB, nowMS int64, exact bool) error {
 	st, err := readState(db)
 	if err != nil {
@@ -289,16 +293,52 @@ func rearm(db *cell.DB, nowMS int64, exact bool) error {
 	if err != nil {
 		return err
 	}
+	rememberDue(db, due, ok)
+	due = max(due, nowMS)
+	// An alarm at or before now has fired or is firing: the pass it runs
+	// leases until nothing is due, and a settled batch starts another, so
+	// it is left alone until a delivery step finds the next instant.
+	fired := cur.Set && cur.Deadline <= nowMS
 	switch {
 	case !ok:
-		if exact && cur.Set && cur.Deadline <= nowMS {
+		if exact && fired {
 			_, err = db.DeleteAlarm()
 		}
-	case !cur.Set || due < cur.Deadline || (exact && cur.Deadline <= nowMS && due != cur.Deadline):
+	case fired:
+		if exact && due > nowMS {
+			_, err = db.SetAlarm(due)
+		}
+	case !cur.Set || due+AlarmSlack < cur.Deadline:
 		_, err = db.SetAlarm(due)
 	}
 	return err
 }
+
+// dues holds, per open queue database, the next due instant its last
+// change found (NextDue), so the owner's local timer needs no query.
+var dues sync.Map // *cell.DB -> dueAt
+
+type dueAt struct {
+	at int64
+	ok bool
+}
+
+func rememberDue(db *cell.DB, at int64, ok bool) { dues.Store(db, dueAt{at, ok}) }
+
+// NextDue is the next instant (unix ms) the queue cell on db has
+// something to do, as its last change found it (the owner's local timer);
+// known is false before the first change. Forget drops it.
+func NextDue(db *cell.DB) (at int64, ok, known bool) {
+	v, found := dues.Load(db)
+	if !found {
+		return 0, false, false
+	}
+	d := v.(dueAt)
+	return d.at, d.ok, true
+}
+
+// Forget drops what NextDue knows of db (the cell stopped).
+func Forget(db *cell.DB) { dues.Delete(db) }
 
 // info is the queue's state.
 func info(db *cell.DB, nowMS int64) (*Info, error) {

@@ -112,7 +112,7 @@ func handle(db *cell.DB, raw []byte, nowMS int64) ([]byte, error) {
 		if limit <= 0 || limit > MaxRedrive {
 			limit = MaxRedrive
 		}
-		a.Messages, err = selectMessages(db, `source IS NOT NULL AND dead_to IS NULL AND (lease IS NULL OR lease_until <= `+fmt.Sprint(nowMS)+`) ORDER BY seq LIMIT ?`, limit)
+		a.Messages, err = selectMessages(db, `source IS NOT NULL AND dead_to IS NULL AND (lease IS NULL OR lease_until <= ?) ORDER BY seq LIMIT ?`, nowMS, limit)
 	case opDropDead, opDrop:
 		cond := "1"
 		if r.Op == opDropDead {
@@ -195,7 +195,23 @@ func insert(db *cell.DB, msgs []Message, nowMS int64) error {
 	if err := CheckSend(msgs); err != nil {
 		return err
 	}
-	for _, m := range msgs {
+	// A cell binds at most 100 parameters per statement: 16 rows of 6.
+	const rows = 16
+	for len(msgs) > 0 {
+		n := min(len(msgs), rows)
+		if err := insertRows(db, msgs[:n], nowMS); err != nil {
+			return err
+		}
+		msgs = msgs[n:]
+	}
+	return nil
+}
+
+func insertRows(db *cell.DB, msgs []Message, nowMS int64) error {
+	var q strings.Builder
+	q.WriteString(`INSERT INTO q_messages (id, body, ct, sent, visible, source) VALUES `)
+	args := make([]any, 0, 6*len(msgs))
+	for i, m := range msgs {
 		id, sent := m.ID, m.Timestamp
 		if id == "" {
 			id = newID()
@@ -211,10 +227,15 @@ func insert(db *cell.DB, msgs []Message, nowMS int64) error {
 		if m.Source != "" {
 			source = m.Source
 		}
-		if _, err := db.Exec(`INSERT INTO q_messages (id, body, ct, sent, visible, source) VALUES (?, ?, ?, ?, ?, ?)
-ON CONFLICT (id) DO NOTHING`, id, m.Body, m.ContentType, sent, visible, source); err != nil {
-			return fmt.Errorf("store queue message: %w", err)
+		if i > 0 {
+			q.WriteByte(',')
 		}
+		q.WriteString("(?, ?, ?, ?, ?, ?)")
+		args = append(args, id, m.Body, m.ContentType, sent, visible, source)
+	}
+	q.WriteString(" ON CONFLICT (id) DO NOTHING")
+	if _, err := db.Exec(q.String(), args...); err != nil {
+		return fmt.Errorf("store queue messages: %w", err)
 	}
 	return nil
 }
@@ -254,16 +275,29 @@ type state struct {
 
 func readState(db *cell.DB) (state, error) {
 	var st state
-	var cfg Config
-	ok, err := getMeta(db, "config", &cfg)
+	cur, err := db.Exec(`SELECT k, v FROM q_meta WHERE k IN ('config', 'paused')`)
+	if noTable(err) {
+		return st, nil
+	}
 	if err != nil {
-		return st, err
+		return st, fmt.Errorf("read queue state: %w", err)
 	}
-	if ok && cfg.MaxBatchSize > 0 {
-		st.cfg = &cfg
+	rows, err := cur.ToArray()
+	if err != nil {
+		return st, fmt.Errorf("read queue state: %w", err)
 	}
-	if _, err := getMeta(db, "paused", &st.paused); err != nil {
-		return st, err
+	for _, row := range rows {
+		k, _ := row[0].(string)
+		v, _ := row[1].(string)
+		switch k {
+		case "config":
+			var cfg Config
+			if err := json.Unmarshal([]byte(v), &cfg); err == nil && cfg.MaxBatchSize > 0 {
+				st.cfg = &cfg
+			}
+		case "paused":
+			_ = json.Unmarshal([]byte(v), &st.paused)
+		}
 	}
 	return st, nil
 }
@@ -321,9 +355,9 @@ func blob(v any) []byte {
 	return []byte{}
 }
 
-// selectMessages reads messages WHERE where (which ends in LIMIT ?).
-func selectMessages(db *cell.DB, where string, limit int) ([]Message, error) {
-	cur, err := db.Exec(`SELECT id, body, ct, sent, attempts, coalesce(source, ''), coalesce(dead_to, '') FROM q_messages WHERE `+where, limit)
+// selectMessages reads messages WHERE where (with its parameters args).
+func selectMessages(db *cell.DB, where string, args ...any) ([]Message, error) {
+	cur, err := db.Exec(`SELECT id, body, ct, sent, attempts, coalesce(source, ''), coalesce(dead_to, '') FROM q_messages WHERE `+where, args...)
 	if noTable(err) {
 		return nil, nil
 	}

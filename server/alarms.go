@@ -133,6 +133,9 @@ func (r *resident) stopAlarm() {
 	if r.alarm.hints != nil {
 		r.alarm.hints.Close()
 	}
+	if r.queue != nil {
+		r.stopQueue()
+	}
 }
 
 // wakeMark and wakeWait are the output gate's part: wait for the wake

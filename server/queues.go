@@ -34,6 +34,8 @@ type queueState struct {
 	again      bool
 	lastSeq    uint64 // the alarm installation last reported
 	group      *queue.Grouper
+	timer      *time.Timer // the local delivery timer (armQueue)
+	timerAt    int64
 }
 
 // queueLease is the default of how long a batch is leased to its
@@ -79,6 +81,7 @@ func (o *objects) startQueue(r *resident) {
 			return
 		}
 		q := r.queue
+		due, ok, known := queue.NextDue(db)
 		q.mu.Lock()
 		changed := a.Seq != q.lastSeq
 		q.lastSeq = a.Seq
@@ -86,7 +89,41 @@ func (o *objects) startQueue(r *resident) {
 		if changed {
 			r.onAlarm(a)
 		}
+		if known {
+			o.armQueue(r, due, ok)
+		}
 	})
+}
+
+// stopQueue stops r's local delivery timer and forgets its cell (the
+// cell stops).
+func (r *resident) stopQueue() {
+	q := r.queue
+	q.mu.Lock()
+	if q.timer != nil {
+		q.timer.Stop()
+		q.timer = nil
+	}
+	q.mu.Unlock()
+	queue.Forget(r.hc.DB())
+}
+
+// armQueue sets r's local delivery timer to due (unix ms), the exact next
+// instant something is due; the cell's alarm stands within
+// queue.AlarmSlack of it for the case this node dies.
+func (o *objects) armQueue(r *resident, due int64, ok bool) {
+	q := r.queue
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if q.timer != nil && (!ok || q.timerAt != due) {
+		q.timer.Stop()
+		q.timer = nil
+	}
+	if !ok || q.timer != nil {
+		return
+	}
+	q.timerAt = due
+	q.timer = time.AfterFunc(time.Until(time.UnixMilli(due)), func() { o.queueKick(r) })
 }
 
 // queueKick runs a pass as the alarm would (the cell just activated, or

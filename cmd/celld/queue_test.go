@@ -57,11 +57,12 @@ func TestQueue_DeliveredAfterOwnerKill9(t *testing.T) {
 		var seqs []int
 		return seqs, json.NewDecoder(resp.Body).Decode(&seqs)
 	}
+	start := time.Now()
 	killOwner := func() {
 		for i, n := range nodes {
 			owned, err := n.owned()
 			if err == nil && owned["queue:jobs"].Cell != "" {
-				t.Logf("killing %s, the owner of queue:jobs, after %d sends resolved", n.name, done.Load())
+				t.Logf("killing %s, the owner of queue:jobs, after %d sends resolved in %v", n.name, done.Load(), time.Since(start))
 				killed.Store(int32(i + 1))
 				n.kill9(t)
 				return
@@ -69,7 +70,6 @@ func TestQueue_DeliveredAfterOwnerKill9(t *testing.T) {
 		}
 		t.Error("no node owns queue:jobs")
 	}
-	start := time.Now()
 	var wg sync.WaitGroup
 	var killOnce sync.Once
 	for c := 0; c < clients; c++ {
