@@ -2,7 +2,6 @@ package worker
 
 import (
 	"context"
-	"errors"
 	"fmt"
 
 	"github.com/dop251/goja"
@@ -26,42 +25,6 @@ const eventCallSource = `(function (handler, method, arg, env, EC, kCreate) {
 })`
 
 var eventCallProgram = goja.MustCompile("celld:event", eventCallSource, true)
-
-// ErrNoHandler: the script's default export has no handler for the event.
-var ErrNoHandler = errors.New("the Worker has no handler for this event")
-
-// HasHandler reports whether the script's default export has a method
-// named method (on the object, or on a class export's prototype).
-func (r *Runtime) HasHandler(ctx context.Context, method string) (bool, error) {
-	if r.closed.Load() {
-		return false, ErrClosed
-	}
-	iso := r.isolates[r.pick()]
-	ch := make(chan bool, 1)
-	if !iso.post(func() {
-		h, ok := iso.handler.(*goja.Object)
-		if !ok {
-			ch <- false
-			return
-		}
-		if p, isObj := h.Get("prototype").(*goja.Object); isObj {
-			if _, ok := goja.AssertFunction(p.Get(method)); ok {
-				ch <- true
-				return
-			}
-		}
-		_, ok = goja.AssertFunction(h.Get(method))
-		ch <- ok
-	}) {
-		return false, ErrClosed
-	}
-	select {
-	case ok := <-ch:
-		return ok, nil
-	case <-ctx.Done():
-		return false, context.Cause(ctx)
-	}
-}
 
 // Event runs the default export's method with the argument build makes on
 // the loop (it may install natives on h), and returns once the promise
