@@ -59,14 +59,19 @@ func TestQueue_DeliveredAfterOwnerKill9(t *testing.T) {
 	}
 	start := time.Now()
 	killOwner := func() {
-		for i, n := range nodes {
-			owned, err := n.owned()
-			if err == nil && owned["queue:jobs"].Cell != "" {
-				t.Logf("killing %s, the owner of queue:jobs, after %d sends resolved in %v", n.name, done.Load(), time.Since(start))
-				killed.Store(int32(i + 1))
-				n.kill9(t)
-				return
+		for try := 0; try < 50; try++ {
+			for i, n := range nodes {
+				owned, err := n.owned()
+				if err == nil && owned["queue:jobs"].Cell != "" {
+					t.Logf("killing %s, the owner of queue:jobs, after %d sends resolved in %v", n.name, done.Load(), time.Since(start))
+					killed.Store(int32(i + 1))
+					n.cmd.Process.Kill()
+					<-n.done
+					os.RemoveAll(n.stateDir)
+					return
+				}
 			}
+			time.Sleep(100 * time.Millisecond)
 		}
 		t.Error("no node owns queue:jobs")
 	}
@@ -116,6 +121,9 @@ func TestQueue_DeliveredAfterOwnerKill9(t *testing.T) {
 	mu.Unlock()
 	t.Logf("%d sends resolved in %v (%.0f msgs/s through two nodes, one killed midway)", n, sendTime, float64(n)/sendTime.Seconds())
 
+	if killed.Load() == 0 {
+		t.Fatal("the queue's owner was never killed")
+	}
 	survivor := nodes[2-int(killed.Load())]
 	deadline := time.Now().Add(40 * time.Second)
 	for {
