@@ -175,8 +175,8 @@ func TestDeployBadProject(t *testing.T) {
 		{"missing main", map[string]string{"wrangler.jsonc": `{"name":"w","main":"src/index.ts"}`},
 			`wrangler.jsonc: main "src/index.ts" does not exist`},
 		{"unserved binding", map[string]string{
-			"wrangler.jsonc": `{"name":"w","main":"index.js","queues":{"producers":[{"binding":"JOBS","queue":"jobs"}]}}`, "index.js": "export default {}"},
-			`(binding JOBS) is not served by this celld yet`},
+			"wrangler.jsonc": `{"name":"w","main":"index.js","queues":{"consumers":[{"queue":"jobs","type":"http_pull"}]}}`, "index.js": "export default {}"},
+			`"type": "http_pull" (pull consumers) is not served by celld`},
 		{"no config", map[string]string{"index.js": "export default {}"}, "no wrangler.jsonc, wrangler.json or wrangler.toml in"},
 		// A Worker that bundles but cannot start is refused as a node would
 		// refuse to load it, with nothing written.

@@ -134,7 +134,7 @@ func runDev(ctx context.Context, out, errw io.Writer, version, dir string, o *de
 		fmt.Fprintln(errw, "warning: "+w)
 	}
 	fmt.Fprintf(out, "deployed %s version %s\n", res.Worker, res.Version)
-	fmt.Fprintf(out, "bucket file://%s (for celld d1, kv and cell commands: --bucket file://%s)\n", filepath.Join(root, "bucket"), filepath.Join(root, "bucket"))
+	fmt.Fprintf(out, "bucket file://%s (for celld d1, kv, queue and cell commands: --bucket file://%s)\n", filepath.Join(root, "bucket"), filepath.Join(root, "bucket"))
 
 	log := slog.New(newDevLogHandler(out, errw))
 	ready := make(chan struct{})

@@ -53,6 +53,38 @@ var commandExamples = map[string][]string{
 		"celld top --node 10.0.0.5:8081 --node 10.0.0.6:8081 --once",
 		"celld top --bucket s3://fleet --json | jq '.totals'",
 	},
+	"celld queue": {
+		"celld queue info jobs --bucket s3://fleet",
+		"celld queue purge jobs --bucket s3://fleet --force",
+	},
+	"celld queue list": {
+		"celld queue list --bucket s3://fleet",
+		"celld queue list --bucket s3://fleet --json | jq -r '.[] | select(.owner_live) | .name'",
+	},
+	"celld queue info": {
+		"celld queue info jobs --bucket s3://fleet",
+		"celld queue info jobs --bucket s3://fleet --json | jq .ready",
+	},
+	"celld queue pause-delivery": {
+		"celld queue pause-delivery jobs --bucket s3://fleet",
+		"celld queue pause jobs --bucket s3://fleet",
+	},
+	"celld queue resume-delivery": {
+		"celld queue resume-delivery jobs --bucket s3://fleet",
+		"celld queue resume jobs --bucket s3://fleet",
+	},
+	"celld queue purge": {
+		"celld queue purge jobs --bucket s3://fleet",
+		"celld queue purge jobs --bucket s3://fleet --force",
+	},
+	"celld queue peek": {
+		"celld queue peek jobs --bucket s3://fleet --limit 5",
+		"celld queue peek jobs --bucket s3://fleet --json | jq -r '.[].body | @base64d'",
+	},
+	"celld queue redrive": {
+		"celld queue redrive jobs-dlq --bucket s3://fleet",
+		"celld queue redrive jobs-dlq --bucket s3://fleet --limit 10",
+	},
 	"celld kv": {
 		"celld kv key put greeting hello --binding KV",
 		"celld kv bulk put pairs.json --namespace-id 0f2ac74b498b48028cb68387c421e279",

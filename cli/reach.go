@@ -24,11 +24,12 @@ import (
 	"github.com/celldgo/celld/fleet/core"
 	"github.com/celldgo/celld/host"
 	"github.com/celldgo/celld/kv"
+	"github.com/celldgo/celld/queue"
 )
 
 // builtinKinds are the built-in cell kinds the commands reach and
 // `celld serve` hosts (tests add their own).
-var builtinKinds = []host.Kind{d1.Kind, kv.Kind, cron.Kind}
+var builtinKinds = []host.Kind{d1.Kind, kv.Kind, cron.Kind, queue.Kind}
 
 // caller delivers an encoded request to a built-in cell (what d1.Client
 // and kv.Client call through).

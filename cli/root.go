@@ -149,6 +149,7 @@ func New(version string) *cli.Command {
 			topCommand(g),
 			kvCommand(g),
 			d1Command(g),
+			queueCommand(g),
 			r2Command(g),
 			secretCommand(g),
 		},

@@ -58,6 +58,10 @@ func serveCommand(g *globals) *cli.Command {
 			if err != nil {
 				return err
 			}
+			queueLeaseMS, err := envInt("CELLD_QUEUE_LEASE_MS")
+			if err != nil {
+				return err
+			}
 			maxResident, err := envInt("CELLD_MAX_RESIDENT_CELLS")
 			if err != nil {
 				return err
@@ -167,6 +171,7 @@ func serveCommand(g *globals) *cli.Command {
 				Store: s, Node: o.Node, Listen: o.Listen, InternalListen: o.InternalListen, Advertise: o.Advertise,
 				Version: cmd.Root().Version, TTL: time.Duration(ttl) * time.Millisecond, Logger: log, WaitForPrevious: true,
 				StateDir: stateDir, IdleEvict: time.Duration(idle) * time.Second, MaxResident: int(maxResident),
+				QueueLease:   time.Duration(queueLeaseMS) * time.Millisecond,
 				LTXRetention: time.Duration(retention) * time.Second,
 				Releases:     int(releases), DrainTimeout: time.Duration(drainMS) * time.Millisecond,
 				Builtins: builtinKinds, Hibernate: time.Duration(hibernate) * time.Second,

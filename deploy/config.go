@@ -130,8 +130,10 @@ type Queues struct {
 
 // QueueProducer binds a queue to env.<Binding> for sending.
 type QueueProducer struct {
-	Binding string `json:"binding"`
-	Queue   string `json:"queue"`
+	Binding       string `json:"binding"`
+	Queue         string `json:"queue"`
+	DeliveryDelay *int   `json:"delivery_delay,omitempty"` // seconds
+	Remote        bool   `json:"remote,omitempty"`
 }
 
 // QueueConsumer makes this Worker's queue handler consume a queue. Absent
@@ -142,6 +144,11 @@ type QueueConsumer struct {
 	MaxBatchTimeout *int   `json:"max_batch_timeout,omitempty"` // seconds
 	MaxRetries      *int   `json:"max_retries,omitempty"`
 	DeadLetterQueue string `json:"dead_letter_queue,omitempty"`
+	MaxConcurrency  *int   `json:"max_concurrency,omitempty"`
+	RetryDelay      *int   `json:"retry_delay,omitempty"` // seconds
+	Type            string `json:"type,omitempty"`        // "worker" (push); "http_pull" is refused
+	// VisibilityTimeoutMS is a pull consumer's; accepted and unused.
+	VisibilityTimeoutMS *int `json:"visibility_timeout_ms,omitempty"`
 }
 
 // Triggers is the "triggers" section.
@@ -164,7 +171,9 @@ type Capabilities struct {
 
 // Served is what this build of celld's runtime serves. An issue that
 // teaches the worker package a binding kind flips its field here.
-func Served() Capabilities { return Capabilities{D1: true, KV: true, R2: true, Triggers: true} }
+func Served() Capabilities {
+	return Capabilities{D1: true, KV: true, R2: true, Queues: true, Triggers: true}
+}
 
 // ConfigNames are the file names a project's config may have, in the order
 // they are looked for.
@@ -567,18 +576,7 @@ func (c *Config) validateBindings() []string {
 			add(`%s.bucket_name=%q is invalid. Bucket names must begin and end with an alphanumeric character, only contain lowercase letters, numbers, and hyphens, and be between 3 and 63 characters long.`, at, r.BucketName)
 		}
 	}
-	for i, p := range c.Queues.Producers {
-		at := fmt.Sprintf("queues.producers[%d]", i)
-		bind(at, p.Binding)
-		if p.Queue == "" {
-			add(`%s (binding %s): "queue" is required`, at, p.Binding)
-		}
-	}
-	for i, q := range c.Queues.Consumers {
-		if q.Queue == "" {
-			add(`queues.consumers[%d]: "queue" is required`, i)
-		}
-	}
+	ps = append(ps, c.Queues.validate(bind)...)
 	for _, err := range spec.CheckTriggers(c.Triggers.Crons) {
 		add("%s", err)
 	}

@@ -48,7 +48,13 @@ type Builtin struct {
 	mu     sync.Mutex
 	closed bool
 	busy   atomic.Int32 // requests holding or waiting for mu
+	after  func(db *cell.DB)
 }
+
+// After makes f run after each request's handler, on the cell's database
+// and still one at a time (a queue cell reports its alarm with it). Set
+// it before the first Call.
+func (b *Builtin) After(f func(db *cell.DB)) { b.after = f }
 
 // Serve starts running h's requests on c.
 func (c *Cell) Serve(h cell.Handler) *Builtin { return &Builtin{c: c, h: h} }
@@ -69,6 +75,9 @@ func (b *Builtin) Call(ctx context.Context, req []byte) ([]byte, error) {
 		return nil, fmt.Errorf("%w: %s: %w", ErrBuiltinClosed, b.c.name, context.Cause(b.c.Context()))
 	}
 	out, herr := b.h(b.c.db, req)
+	if b.after != nil {
+		b.after(b.c.db)
+	}
 	b.mu.Unlock()
 	if gerr := b.c.Gate(ctx); gerr != nil {
 		return nil, gerr

@@ -10,6 +10,7 @@ import (
 	"github.com/celldgo/celld/cell"
 	"github.com/celldgo/celld/cron"
 	"github.com/celldgo/celld/metrics"
+	"github.com/celldgo/celld/queue"
 	"github.com/celldgo/celld/server/api"
 	"github.com/celldgo/celld/wake"
 	"github.com/celldgo/celld/worker"
@@ -132,6 +133,9 @@ func (r *resident) stopAlarm() {
 	if r.alarm.hints != nil {
 		r.alarm.hints.Close()
 	}
+	if r.queue != nil {
+		r.stopQueue()
+	}
 }
 
 // wakeMark and wakeWait are the output gate's part: wait for the wake
@@ -239,8 +243,8 @@ func (o *objects) latenesses() []time.Duration {
 // (acquire at epoch+1, restore); its object then fires what is due.
 func (o *objects) wakeCell(ctx context.Context, name string) error {
 	class, id, ok := wake.ClassID(name)
-	if _, builtin := o.builtins.Kind(class); !ok || (builtin && class != cron.Kind.Name) || strings.Contains(class, "/") {
-		return nil // of the built-in cells only cron ones hold alarms
+	if _, builtin := o.builtins.Kind(class); !ok || (builtin && class != cron.Kind.Name && class != queue.Kind.Name) || strings.Contains(class, "/") {
+		return nil // of the built-in cells only cron and queue ones hold alarms
 	}
 	_, err := o.local(ctx, class, id)
 	return err

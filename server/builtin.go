@@ -18,6 +18,8 @@ import (
 	"github.com/celldgo/celld/host"
 	"github.com/celldgo/celld/kv"
 	"github.com/celldgo/celld/kv/kvjs"
+	"github.com/celldgo/celld/queue"
+	"github.com/celldgo/celld/queue/queuejs"
 	"github.com/celldgo/celld/worker"
 )
 
@@ -40,12 +42,13 @@ var builtinKinds = []builtinKind{
 	{d1.Kind, d1js.Bindings},
 	{kv.Kind, kvjs.Bindings},
 	{cron.Kind, noBindings}, // no binding: its node syncs and runs it (cron.go)
+	{queue.Kind, queuejs.Bindings},
 }
 
 func noBindings(*deploy.Manifest, cell.Caller) map[string]worker.Binding { return nil }
 
 // DefaultBuiltins are the built-in cell kinds a node hosts unless told
-// otherwise: D1 databases, KV namespaces and cron schedules.
+// otherwise: D1 databases, KV namespaces, cron schedules and queues.
 func DefaultBuiltins() []host.Kind {
 	out := make([]host.Kind, len(builtinKinds))
 	for i, b := range builtinKinds {
@@ -142,9 +145,32 @@ func (o *objects) Call(ctx context.Context, name string, req []byte) ([]byte, er
 func (r *resident) callBuiltin(ctx context.Context, req []byte) ([]byte, error) {
 	r.inflight.Add(1)
 	defer r.done()
+	if q := r.queue; q != nil {
+		if n := q.group.Waiting() + r.bi.Busy(); n >= queueMaxCalls {
+			return nil, fmt.Errorf("%s: %w (%d requests waiting)", r.cell, ErrQueueOverloaded, n)
+		}
+		if queue.IsSend(req) {
+			return q.group.Send(ctx, req) // group commit (queues.go)
+		}
+	}
+	return r.callCell(ctx, req)
+}
+
+// callCell runs req on the built-in cell's handler, behind its output
+// gate.
+func (r *resident) callCell(ctx context.Context, req []byte) ([]byte, error) {
 	out, err := r.bi.Call(ctx, req)
 	if errors.Is(err, host.ErrBuiltinClosed) {
 		err = fmt.Errorf("%w: %w", worker.ErrObjectClosed, err)
+	}
+	if err == nil && r.alarm.hints != nil {
+		// A built-in cell with an alarm (a queue): its wake entry is out
+		// before the answer, like any output that reveals it.
+		mark := r.wakeMark()
+		if werr := r.wakeWait(ctx, mark); werr != nil {
+			return nil, fmt.Errorf("output of %s withheld: %w", r.cell, werr)
+		}
+		r.wakeConfirmed(mark)
 	}
 	return out, err
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/celldgo/celld/fleet"
 	"github.com/celldgo/celld/host"
 	"github.com/celldgo/celld/metrics"
+	"github.com/celldgo/celld/queue"
 	"github.com/celldgo/celld/wake"
 	"github.com/celldgo/celld/worker"
 )
@@ -62,6 +63,7 @@ type objects struct {
 
 	drain drainState
 
+	queueLease  time.Duration   // queues.go
 	wake        *wake.Publisher // wake entries of alarms (nil: none)
 	waker       *wake.Waker
 	alarmsFired atomic.Int64
@@ -100,6 +102,7 @@ type resident struct {
 	inflight        atomic.Int32 //
 
 	alarm residentAlarm // alarms.go
+	queue *queueState   // a queue cell's delivery (queues.go); nil otherwise
 }
 
 type activation struct {
@@ -132,6 +135,9 @@ func (o *objects) use(ap *app) {
 	o.mu.Lock()
 	o.app = ap
 	o.mu.Unlock()
+	if ap != nil {
+		go o.activateConsumers(ap) // queues.go
+	}
 }
 
 // retire stops every object running on ap (they reactivate, at a new
@@ -280,6 +286,9 @@ func (o *objects) local(ctx context.Context, class, id string) (worker.ObjectHan
 		}
 		go o.watch(a.r)
 		a.r.alarmReady()
+		if a.r.queue != nil {
+			go o.queueKick(a.r)
+		}
 		return handle{a.r}, nil
 	}
 }
@@ -328,6 +337,9 @@ func (o *objects) start(ap *app, h cell.Handler, class, id string, hc *host.Cell
 			h = o.cronCell(r, h)
 		}
 		r.bi = hc.Serve(h)
+		if class == queue.Kind.Name {
+			o.startQueue(r)
+		}
 	} else {
 		obj, err := ap.rt.NewObjectWith(class, id, hc.DB(), o.objectOptions(r))
 		if err != nil {

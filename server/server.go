@@ -51,6 +51,9 @@ type Options struct {
 	StateDir string
 	// IdleEvict stops a cell idle this long (CELLD_IDLE_EVICT_S). Default 5m.
 	IdleEvict time.Duration
+	// QueueLease is how long a queue batch is leased to its handler
+	// (CELLD_QUEUE_LEASE_MS). Default 5m.
+	QueueLease time.Duration
 	// MaxResident refuses new activations beyond this many resident cells
 	// (CELLD_MAX_RESIDENT_CELLS); 0 is no limit.
 	MaxResident int
@@ -273,6 +276,10 @@ func Run(ctx context.Context, o Options) error {
 	}
 	objs.peer.bodies = newBodyBudget(max(o.BodyMemory, objs.peer.maxBody))
 	objs.max = o.MaxResident
+	objs.queueLease = queueLease
+	if o.QueueLease > 0 {
+		objs.queueLease = o.QueueLease
+	}
 	objs.retention = o.LTXRetention
 	objs.hibernate = o.Hibernate
 	objs.ws.max = o.MaxWebSockets
