@@ -135,6 +135,7 @@ func (a *apps) load(ctx context.Context, dep *deploy.Deployment) (*app, error) {
 		a.objects.configure(&cfg, dep)
 		cfg.Bindings = a.objects.dataBindings(dep)
 	}
+	cfg.Services, cfg.ObjectClasses = services(dep.Manifest)
 	router, err := a.loadAssets(ctx, dep, &cfg)
 	if err != nil {
 		return nil, err
@@ -210,4 +211,17 @@ func (a *apps) withSecrets(ctx context.Context, dep *deploy.Deployment) (map[str
 		vars[k] = v
 	}
 	return vars, nil
+}
+
+// services are a version's service bindings (to its own entrypoints) and
+// the Durable Object classes its ctx.exports holds namespaces for.
+func services(m deploy.Manifest) (map[string]worker.Service, []string) {
+	var out map[string]worker.Service
+	for _, s := range m.Services {
+		if out == nil {
+			out = map[string]worker.Service{}
+		}
+		out[s.Binding] = worker.Service{Entrypoint: s.Entrypoint, Props: s.Props}
+	}
+	return out, m.DurableObjects.Classes
 }

@@ -77,6 +77,15 @@ func runFixture(t *testing.T, dir string) {
 	if objects != nil {
 		wcfg.Objects = objects
 	}
+	for _, s := range cfg.Services {
+		if wcfg.Services == nil {
+			wcfg.Services = map[string]worker.Service{}
+		}
+		wcfg.Services[s.Binding] = worker.Service{Entrypoint: s.Entrypoint, Props: s.Props}
+	}
+	for _, c := range namespaces {
+		wcfg.ObjectClasses = append(wcfg.ObjectClasses, c)
+	}
 	rt, err := worker.New(script, wcfg)
 	if err != nil {
 		t.Fatal(err)

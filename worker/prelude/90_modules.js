@@ -22,6 +22,7 @@ class WorkflowEntrypoint {
 class RpcTarget {}
 internal.DurableObject = DurableObject;
 internal.RpcTarget = RpcTarget;
+internal.WorkerEntrypoint = WorkerEntrypoint;
 
 const cloudflareWorkers = Object.freeze({
   __proto__: null,
