@@ -11,6 +11,7 @@ import (
 	"github.com/celldgo/celld/assets"
 	"github.com/celldgo/celld/bucket"
 	"github.com/celldgo/celld/deploy"
+	"github.com/celldgo/celld/httpcache"
 	"github.com/celldgo/celld/worker"
 )
 
@@ -30,6 +31,7 @@ type apps struct {
 	objects *objects // Durable Object host
 
 	assetCache *assets.Cache
+	cache      *httpcache.Cache // the Cache API's store, shared by every version
 	// onLoadError, when set, hears once of each deployment that failed to
 	// load (the previous one keeps serving).
 	onLoadError func(version string, err error)
@@ -136,6 +138,7 @@ func (a *apps) load(ctx context.Context, dep *deploy.Deployment) (*app, error) {
 		cfg.Bindings = a.objects.dataBindings(dep)
 	}
 	cfg.Services, cfg.ObjectClasses = services(dep.Manifest)
+	cfg.Cache = a.cache
 	router, err := a.loadAssets(ctx, dep, &cfg)
 	if err != nil {
 		return nil, err

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/celldgo/celld/deploy"
+	"github.com/celldgo/celld/httpcache"
 	"github.com/celldgo/celld/internal/conformance"
 	"github.com/celldgo/celld/worker"
 )
@@ -77,6 +78,7 @@ func runFixture(t *testing.T, dir string) {
 	if objects != nil {
 		wcfg.Objects = objects
 	}
+	wcfg.Cache = httpcache.New(0)
 	for _, s := range cfg.Services {
 		if wcfg.Services == nil {
 			wcfg.Services = map[string]worker.Service{}

@@ -301,6 +301,7 @@ var nativeFuncs = func() map[string]nativeFunc {
 	registerCompressNatives(set)
 	registerIntlNatives(set)
 	registerObjectNatives(set)
+	registerCacheNatives(set)
 	registerCallbackNatives(set)
 	registerFetchNatives(set)
 	registerStreamNatives(set)

@@ -13,6 +13,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/celldgo/celld/httpcache"
 	"github.com/dop251/goja"
 )
 
@@ -161,6 +162,10 @@ type Config struct {
 	// ObjectClasses are the script's Durable Object classes (every live
 	// class of its migrations): ctx.exports holds a namespace for each.
 	ObjectClasses []string
+
+	// Cache is the node's store behind the Cache API (caches.default,
+	// caches.open). Without it nothing is ever stored.
+	Cache *httpcache.Cache
 
 	// HibernateAfter is how long a Durable Object stays idle (no event,
 	// timer or pending work; see objects_hibernate.go) before it drops its
