@@ -302,6 +302,7 @@ var nativeFuncs = func() map[string]nativeFunc {
 	registerIntlNatives(set)
 	registerObjectNatives(set)
 	registerCacheNatives(set)
+	registerSocketNatives(set)
 	registerCallbackNatives(set)
 	registerFetchNatives(set)
 	registerStreamNatives(set)

@@ -2,6 +2,7 @@ package worker
 
 import (
 	"context"
+	"crypto/tls"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -162,6 +163,11 @@ type Config struct {
 	// ObjectClasses are the script's Durable Object classes (every live
 	// class of its migrations): ctx.exports holds a namespace for each.
 	ObjectClasses []string
+
+	// TLSClientConfig, when set, is the base of the TLS client config of
+	// cloudflare:sockets connections (say, an operator's CA roots); the
+	// server name is the host connected to. Default: the system roots.
+	TLSClientConfig *tls.Config
 
 	// Cache is the node's store behind the Cache API (caches.default,
 	// caches.open). Without it nothing is ever stored.
