@@ -303,6 +303,7 @@ var nativeFuncs = func() map[string]nativeFunc {
 	registerObjectNatives(set)
 	registerCacheNatives(set)
 	registerSocketNatives(set)
+	registerHTMLNatives(set)
 	registerCallbackNatives(set)
 	registerFetchNatives(set)
 	registerStreamNatives(set)
