@@ -2,16 +2,19 @@ package worker_test
 
 import (
 	"bufio"
+	"context"
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
 	"crypto/tls"
 	"crypto/x509"
 	"crypto/x509/pkix"
+	"errors"
 	"io"
 	"math/big"
 	"net"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -177,5 +180,57 @@ func TestSockets_TLSToAnUntrustedServerFails(t *testing.T) {
 	got := fetch(t, rt, "GET", "/?addr="+echoServer(t, serverTLS, false), nil)
 	if !strings.HasPrefix(string(got.Body), "TLS handshake failed: ") {
 		t.Fatalf("body = %s, want a TLS handshake failure", got.Body)
+	}
+}
+
+// In a Durable Object a socket waits for the output gate before it
+// connects and before each write; a gate that fails withholds them.
+func TestSockets_DurableObjectOutputGate(t *testing.T) {
+	var gates atomic.Int64
+	var refuse atomic.Bool
+	host := newLocalObjects(t)
+	script := `
+		const { connect } = require("cloudflare:sockets");
+		const { DurableObject } = require("cloudflare:workers");
+		class Sock extends DurableObject {
+			async talk(addr) {
+				const s = connect(addr);
+				try { await s.opened; } catch (e) { return "refused: " + e.message; }
+				const w = s.writable.getWriter();
+				await w.write("gated");
+				await w.close();
+				const r = s.readable.getReader();
+				let out = "";
+				for (;;) { const { value, done } = await r.read(); if (done) break; out += new TextDecoder().decode(value); }
+				return out;
+			}
+		}
+		module.exports.Sock = Sock;
+		module.exports.default = { async fetch(request, env) {
+			return new Response(await env.SOCK.getByName("s").talk(new URL(request.url).searchParams.get("addr")));
+		} };`
+	rt := newRuntime(t, script, worker.Config{DurableObjects: map[string]string{"SOCK": "Sock"}, Objects: host,
+		OutputGate: func(ctx context.Context, class, id string) error {
+			gates.Add(1)
+			if class != "Sock" || id == "" {
+				return errors.New("gate called for the wrong object")
+			}
+			if refuse.Load() {
+				return errors.New("not durable")
+			}
+			return nil
+		}})
+	host.use(rt)
+	addr := echoServer(t, nil, false)
+	if got := fetch(t, rt, "GET", "/?addr="+addr, nil); string(got.Body) != "GATED" {
+		t.Fatalf("body = %s, want GATED", got.Body)
+	}
+	if n := gates.Load(); n < 2 {
+		t.Errorf("output gate passed %d times, want at least 2 (the connection and the write)", n)
+	}
+	refuse.Store(true)
+	got := fetch(t, rt, "GET", "/?addr="+addr, nil)
+	if !strings.HasPrefix(string(got.Body), "refused: celld: socket output withheld") {
+		t.Fatalf("with the gate failing: %s", got.Body)
 	}
 }

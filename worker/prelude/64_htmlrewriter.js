@@ -307,11 +307,16 @@ class Rewriting {
   get suppressed() { return this.stack[this.stack.length - 1].suppress; }
   emit(s) { if (!this.suppressed && s !== "") this.out.push(s); }
   // handlersFor lists the handlers of kind (text, comments) that apply at
-  // the current position: those of open elements, then the document's.
+  // the current position: those whose selector matches an open element
+  // (each once, however many elements it matches, in the order they were
+  // registered), then the document's.
   handlersFor(kind) {
+    const idx = new Set();
+    for (let k = 1; k < this.stack.length; k++) for (const i of this.stack[k].matched) idx.add(i);
     const out = [];
-    for (let k = 1; k < this.stack.length; k++) {
-      for (const h of this.stack[k].matched) if (typeof h[kind] === "function") out.push(h[kind].bind(h));
+    for (const i of [...idx].sort((a, b) => a - b)) {
+      const h = this.eh[i].handlers;
+      if (typeof h[kind] === "function") out.push(h[kind].bind(h));
     }
     for (const h of this.dh) if (typeof h[kind] === "function") out.push(h[kind].bind(h));
     return out;
@@ -320,7 +325,8 @@ class Rewriting {
     const [kind, raw, name, attrs, selfClosing] = t;
     if (kind === T_START) return this.start(raw, name, attrs, selfClosing);
     if (kind === T_END) return this.end(raw, name);
-    if (this.suppressed) return;
+    // Inside removed or replaced content handlers still run (as in
+    // workerd); only the output is dropped (emit).
     if (kind === T_TEXT) return this.text(raw);
     if (kind === T_COMMENT) return this.comment(raw, name);
     if (kind === T_DOCTYPE) {
@@ -366,12 +372,11 @@ class Rewriting {
     const frame = { name, attrs, index: parent.childCount, typeIndex, childCount: 0, typeCounts: new Map(), matched: [], suppress: parent.suppress, state: null };
     this.stack.push(frame);
     const calls = [];
-    if (!parent.suppress) {
-      for (const h of this.eh) {
-        if (selectorMatches(h.selector, this.stack)) {
-          frame.matched.push(h.handlers);
-          if (typeof h.handlers.element === "function") calls.push(h.handlers.element.bind(h.handlers));
-        }
+    for (let i = 0; i < this.eh.length; i++) {
+      const h = this.eh[i];
+      if (selectorMatches(h.selector, this.stack)) {
+        frame.matched.push(i);
+        if (typeof h.handlers.element === "function") calls.push(h.handlers.element.bind(h.handlers));
       }
     }
     let s = null;
@@ -405,12 +410,15 @@ class Rewriting {
     let k = this.stack.length - 1;
     while (k > 0 && this.stack[k].name !== name) k--;
     if (k === 0) return this.emit(raw); // a stray end tag
-    while (this.stack.length - 1 > k) await this.close(null); // closed implicitly
+    // Elements left open inside are closed by this end tag: their end tag
+    // handlers see it (workerd passes them the same end tag).
+    while (this.stack.length - 1 > k) await this.close(null, name);
     await this.close(raw);
   }
   // close ends the innermost open element, at its end tag raw (null: the
-  // element ends without one).
-  async close(raw) {
+  // element ends without one of its own, closed by the end tag named
+  // closing, or by the document's end).
+  async close(raw, closing = null) {
     const frame = this.stack.pop();
     const s = frame.state;
     if (s === null) {
@@ -424,7 +432,13 @@ class Rewriting {
     if (s.inner === null) this.emit(s.appendC.join(""));
     let endRaw = raw;
     if (raw !== null && s.modified && s.name !== frame.name) endRaw = `</${s.name}>`;
-    if (raw !== null && s.endHandlers.length) {
+    if (raw === null && closing !== null && s.endHandlers.length) {
+      const e = new Token();
+      e.name = closing;
+      await run(s.endHandlers, wrap(EndTag, e), e);
+      this.emit(e.beforeC.join(""));
+      this.emit(e.afterC.join(""));
+    } else if (raw !== null && s.endHandlers.length) {
       const e = new Token();
       e.name = s.name;
       await run(s.endHandlers, wrap(EndTag, e), e);

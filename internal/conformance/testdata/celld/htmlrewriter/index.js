@@ -88,6 +88,10 @@ const cases = {
   staleToken: (log) => new HTMLRewriter().on("li", { element(e) { e.onEndTag(() => { log.push("end"); e.getAttribute("class"); }); } }),
   nthChild: (log) => new HTMLRewriter().on("li:nth-child(2n+1)", { element(e) { log.push("odd"); } })
     .on("li:nth-child(even)", { element(e) { log.push("even"); } }).on("li:nth-child(-n+2)", { element(e) { log.push("first2"); } }),
+  insideRemoved: (log) => new HTMLRewriter().on("p", { element(e) { e.remove(); } })
+    .on("b", { element(e) { log.push("b element"); } }).on("div", { text(t) { if (t.text) log.push(t.text); } }),
+  insideInner: (log) => new HTMLRewriter().on("div", { element(e) { e.setInnerContent("x"); } })
+    .on("p", { element(e) { log.push("p element"); } }),
   handlerThrows: () => new HTMLRewriter().on("p", { element() { throw new TypeError("handler failed"); } }),
 };
 
@@ -106,6 +110,14 @@ export default {
         body: await t.text(),
         nullBody: (await new HTMLRewriter().on("p", {}).transform(new Response(null)).text()),
       });
+    }
+    if (name === "implied") {
+      const log = [];
+      const out = await new HTMLRewriter().on("p", { text(t) { if (t.text) log.push(["p", t.text]); } })
+        .on("li", { element(e) { log.push(["li", e.getAttribute("n")]); e.onEndTag((end) => log.push(["li end", end.name])); } })
+        .on("div p", { element() { log.push(["div p"]); } })
+        .transform(new Response("<p>a<div>b</div>c<ul><li n=1>x<li n=2>y</ul><div><p>q</div>z")).text();
+      return json({ out, log });
     }
     if (name === "chunks") {
       // Input split mid-tag and mid-text.
