@@ -167,8 +167,14 @@ func TestDeployBadProject(t *testing.T) {
 		want  string
 	}{
 		{"unknown key", map[string]string{
+			"wrangler.jsonc": `{"name":"w","main":"index.js","ai":{"binding":"AI"}}`, "index.js": "export default {}"},
+			`wrangler.jsonc: unknown key "ai"`},
+		{"service binding to another Worker", map[string]string{
 			"wrangler.jsonc": `{"name":"w","main":"index.js","services":[{"binding":"AUTH","service":"auth"}]}`, "index.js": "export default {}"},
-			`wrangler.jsonc: unknown key "services"`},
+			`wrangler.jsonc: services[0] (binding AUTH): service "auth" is another Worker`},
+		{"service entrypoint not exported", map[string]string{
+			"wrangler.jsonc": `{"name":"w","main":"index.js","services":[{"binding":"API","service":"w","entrypoint":"Api"}]}`, "index.js": "export default {}"},
+			`service entrypoint Api is named in the config but not exported by the main module`},
 		{"syntax error", map[string]string{
 			"wrangler.jsonc": `{"name":"w","main":"index.js"}`, "index.js": "export default {\n  fetch() { return ) }\n};\n"},
 			`index.js:2:20: Unexpected ")"`},

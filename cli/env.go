@@ -46,6 +46,7 @@ var envVars = []envVar{
 	{Name: "CELLD_TAKEOVER_WAIT_MS", Default: "15000", Meaning: "a request for a cell whose owner is gone (lease lapsed, or its address refusing connections) waits up to this long — and at most the owner's remaining lease plus the skew margin — for this node to take the cell over, instead of failing at once; 0 = no wait", Min: 0, Max: 600000},
 	{Name: "CELLD_MAX_CONNS", Default: "0", Meaning: "connections each listener holds at most; at the cap a new one displaces the longest idle, and when all are busy up to 64 more answer only health and /state (anything else 503); 0 = a quarter of the file-descriptor limit", Min: 0, Max: 10000000},
 	{Name: "CELLD_ASSET_CACHE_BYTES", Default: "536870912", Meaning: "bound of the node's on-disk cache of static asset bodies (least recently used evicted)", Min: 1 << 20, Max: 1 << 50},
+	{Name: "CELLD_CACHE_BYTES", Default: "67108864", Meaning: "bound of the node's in-memory Cache API store (caches.default, caches.open), least recently used evicted; an entry over a quarter of it is not stored", Min: 1 << 20, Max: 1 << 40},
 	{Name: "CELLD_ASSET_CACHE_DIR", Meaning: "directory of that cache; default: asset-cache-<node> beside CELLD_WATCH"},
 	{Name: "CELLD_RELEASES", Default: "128", Meaning: "cell releases in flight at most during a drain", Min: 1, Max: 100000},
 	{Name: "CELLD_SHUTDOWN_DRAIN_MS", Default: "25000", Meaning: "a drain (SIGTERM, SIGINT, POST /shutdown) ends after this many ms even if cells remain", Min: 1, Max: 3600000},

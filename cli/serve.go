@@ -133,6 +133,10 @@ func serveCommand(g *globals) *cli.Command {
 			if err != nil {
 				return err
 			}
+			cacheBytes, err := envInt("CELLD_CACHE_BYTES")
+			if err != nil {
+				return err
+			}
 			if o.Node == "" {
 				if o.Node, err = os.Hostname(); err != nil {
 					return usageErr("no --node given and the host name is unknown: %v", err)
@@ -177,8 +181,9 @@ func serveCommand(g *globals) *cli.Command {
 				Builtins: builtinKinds, Hibernate: time.Duration(hibernate) * time.Second,
 				MaxCellBytes: maxCellMB << 20, SkewMargin: time.Duration(skewMargin) * time.Millisecond,
 				AssetCacheBytes: assetCache, AssetCacheDir: os.Getenv("CELLD_ASSET_CACHE_DIR"),
-				WakerTick: time.Duration(wakerTick) * time.Millisecond,
-				Listener:  pub, InternalListener: internal,
+				CacheBytes: int64(cacheBytes),
+				WakerTick:  time.Duration(wakerTick) * time.Millisecond,
+				Listener:   pub, InternalListener: internal,
 				MaxWebSockets:  int(maxSockets),
 				AccessLog:      os.Getenv("CELLD_ACCESS_LOG") == "1",
 				MaxRequestBody: maxBodyMB << 20, BodyMemory: bodyMemMB << 20, MaxConns: int(maxConns),

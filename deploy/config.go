@@ -21,7 +21,7 @@ import (
 
 // Config is a Wrangler project's wrangler.jsonc, wrangler.json or
 // wrangler.toml, limited to the keys celld understands. A key outside this
-// set stops the deploy: silently ignoring, say, "services" would deploy a
+// set stops the deploy: silently ignoring, say, "ai" would deploy a
 // Worker that behaves differently from the one the user configured. Keys
 // that matter only on Cloudflare's network (cloudflareOnly) are accepted
 // and named in one warning.
@@ -42,6 +42,7 @@ type Config struct {
 	Queues             Queues         `json:"queues"`
 	Triggers           Triggers       `json:"triggers"`
 	Assets             *assets.Config `json:"assets,omitempty"`
+	Services           []Service      `json:"services,omitempty"`
 	// UploadSourceMaps bundles with an inline source map, so the stacks
 	// a node logs name the project's files and lines.
 	UploadSourceMaps bool `json:"upload_source_maps,omitempty"`
@@ -439,6 +440,7 @@ func (c *Config) validate(dir string, caps Capabilities) []string {
 	ps = append(ps, c.validateMigrations()...)
 	ps = append(ps, c.validateBindings()...)
 	ps = append(ps, c.validateServed(caps)...)
+	ps = append(ps, c.validateServices()...)
 	return ps
 }
 
@@ -575,6 +577,9 @@ func (c *Config) validateBindings() []string {
 			// Wrangler's check and text (bucketFormatMessage).
 			add(`%s.bucket_name=%q is invalid. Bucket names must begin and end with an alphanumeric character, only contain lowercase letters, numbers, and hyphens, and be between 3 and 63 characters long.`, at, r.BucketName)
 		}
+	}
+	for i, s := range c.Services {
+		bind(fmt.Sprintf("services[%d]", i), s.Binding)
 	}
 	ps = append(ps, c.Queues.validate(bind)...)
 	for _, err := range spec.CheckTriggers(c.Triggers.Crons) {

@@ -37,7 +37,7 @@ var nonInheritable = map[string]bool{
 
 // ParseConfig parses src, the text of the config file named file, without
 // validating it against a project directory. A key celld does not accept
-// is reported with its path, e.g. `wrangler.jsonc: unknown key "services"`.
+// is reported with its path, e.g. `wrangler.jsonc: unknown key "ai"`.
 func ParseConfig(file string, src []byte) (*Config, error) {
 	return ParseConfigEnv(file, src, "")
 }

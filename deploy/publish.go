@@ -49,6 +49,7 @@ type Manifest struct {
 	Queues             *Queues                `json:"queues,omitempty"`
 	Triggers           *Triggers              `json:"triggers,omitempty"`
 	Assets             *ManifestAssets        `json:"assets,omitempty"`
+	Services           []Service              `json:"services,omitempty"`
 	// Secrets are the names (never the values) of the fleet's secrets
 	// for this Worker when it was deployed; nodes read the values from
 	// the bucket (secrets.go).
@@ -87,6 +88,7 @@ func NewManifest(c *Config) Manifest {
 		D1Databases:        c.D1Databases,
 		KVNamespaces:       c.KVNamespaces,
 		R2Buckets:          c.R2Buckets,
+		Services:           c.Services,
 		DurableObjects: ManifestDurableObjects{
 			Bindings: []DOBinding{}, Classes: []string{}, SQLiteClasses: []string{},
 		},

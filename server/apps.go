@@ -11,6 +11,7 @@ import (
 	"github.com/celldgo/celld/assets"
 	"github.com/celldgo/celld/bucket"
 	"github.com/celldgo/celld/deploy"
+	"github.com/celldgo/celld/httpcache"
 	"github.com/celldgo/celld/worker"
 )
 
@@ -30,6 +31,7 @@ type apps struct {
 	objects *objects // Durable Object host
 
 	assetCache *assets.Cache
+	cache      *httpcache.Cache // the Cache API's store, shared by every version
 	// onLoadError, when set, hears once of each deployment that failed to
 	// load (the previous one keeps serving).
 	onLoadError func(version string, err error)
@@ -135,6 +137,8 @@ func (a *apps) load(ctx context.Context, dep *deploy.Deployment) (*app, error) {
 		a.objects.configure(&cfg, dep)
 		cfg.Bindings = a.objects.dataBindings(dep)
 	}
+	cfg.Services, cfg.ObjectClasses = services(dep.Manifest)
+	cfg.Cache = a.cache
 	router, err := a.loadAssets(ctx, dep, &cfg)
 	if err != nil {
 		return nil, err
@@ -210,4 +214,17 @@ func (a *apps) withSecrets(ctx context.Context, dep *deploy.Deployment) (map[str
 		vars[k] = v
 	}
 	return vars, nil
+}
+
+// services are a version's service bindings (to its own entrypoints) and
+// the Durable Object classes its ctx.exports holds namespaces for.
+func services(m deploy.Manifest) (map[string]worker.Service, []string) {
+	var out map[string]worker.Service
+	for _, s := range m.Services {
+		if out == nil {
+			out = map[string]worker.Service{}
+		}
+		out[s.Binding] = worker.Service{Entrypoint: s.Entrypoint, Props: s.Props}
+	}
+	return out, m.DurableObjects.Classes
 }

@@ -47,5 +47,8 @@ func CheckDeployable(b *deploy.Build) error {
 		defer cancel()
 		rt.Close(ctx)
 	}()
-	return rt.CheckStartable(m.DurableObjects.Classes)
+	if err := rt.CheckStartable(m.DurableObjects.Classes); err != nil {
+		return err
+	}
+	return rt.CheckEntrypoints(m.Entrypoints())
 }

@@ -24,6 +24,7 @@ import (
 	"github.com/celldgo/celld/diagnose"
 	"github.com/celldgo/celld/fleet"
 	"github.com/celldgo/celld/host"
+	"github.com/celldgo/celld/httpcache"
 	"github.com/celldgo/celld/metrics"
 	"github.com/celldgo/celld/wake"
 )
@@ -92,6 +93,9 @@ type Options struct {
 	// asset cache (CELLD_ASSET_CACHE_DIR, CELLD_ASSET_CACHE_BYTES).
 	AssetCacheDir   string
 	AssetCacheBytes int64
+	// CacheBytes bounds the node's in-memory Cache API store
+	// (CELLD_CACHE_BYTES). Default httpcache.DefaultMaxBytes.
+	CacheBytes int64
 	// Dev holds what celld dev adds to a node; nil for a fleet node.
 	Dev *DevOptions
 	// WakerTick is how often the node holding the waker role scans the due
@@ -299,7 +303,7 @@ func Run(ctx context.Context, o Options) error {
 	if o.DrainTimeout <= 0 {
 		o.DrainTimeout = 25 * time.Second
 	}
-	n := &node{opts: o, log: log, metrics: m, fleet: fn, apps: &apps{store: o.Store, log: log, objects: objs, syncCtx: ctx}, objects: objs,
+	n := &node{opts: o, log: log, metrics: m, fleet: fn, apps: &apps{store: o.Store, log: log, objects: objs, syncCtx: ctx, cache: httpcache.New(o.CacheBytes)}, objects: objs,
 		advertise: advertise, shutdown: make(chan shutdownRequest, 1), pubCap: pubCap, intCap: intCap}
 	if n.apps.assetCache, err = newAssetCache(n.apps, o); err != nil {
 		cctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)

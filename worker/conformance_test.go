@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/celldgo/celld/deploy"
+	"github.com/celldgo/celld/httpcache"
 	"github.com/celldgo/celld/internal/conformance"
 	"github.com/celldgo/celld/worker"
 )
@@ -76,6 +77,16 @@ func runFixture(t *testing.T, dir string) {
 		NodeProcessEnv: deploy.NodeProcessEnv(cfg.CompatibilityDate, cfg.CompatibilityFlags)}
 	if objects != nil {
 		wcfg.Objects = objects
+	}
+	wcfg.Cache = httpcache.New(0)
+	for _, s := range cfg.Services {
+		if wcfg.Services == nil {
+			wcfg.Services = map[string]worker.Service{}
+		}
+		wcfg.Services[s.Binding] = worker.Service{Entrypoint: s.Entrypoint, Props: s.Props}
+	}
+	for _, c := range namespaces {
+		wcfg.ObjectClasses = append(wcfg.ObjectClasses, c)
 	}
 	rt, err := worker.New(script, wcfg)
 	if err != nil {

@@ -59,7 +59,7 @@ func (iso *isolate) unwatch(pf *pendingFetch) {
 // startFetch runs on the loop: it hands the request to the script and
 // arranges for the answer to reach ch as soon as the response is complete,
 // independent of any waitUntil work.
-func (iso *isolate) startFetch(req *Request, href string, ch chan<- fetchResult, scope *eventScope) goja.Value {
+func (iso *isolate) startFetch(req *Request, href string, ch chan<- fetchResult, scope *eventScope, ep *entrypoint) goja.Value {
 	pf := &pendingFetch{}
 	iso.waiting = append(iso.waiting, pf)
 	defer iso.enter(scope)()
@@ -85,8 +85,17 @@ func (iso *isolate) startFetch(req *Request, href string, ch chan<- fetchResult,
 		answer(internalError())
 		return nil
 	}
+	handler, props := iso.handler, goja.Undefined()
+	if ep != nil {
+		var err error
+		if handler, props, err = iso.entrypointTarget(ep); err != nil {
+			iso.reportException("service binding", err)
+			answer(internalError())
+			return nil
+		}
+	}
 	method, url, headers, body := iso.requestArgs(req, href)
-	res, err := iso.dispatch(goja.Undefined(), iso.handler, iso.env, iso.box, method, url, headers, body)
+	res, err := iso.dispatch(goja.Undefined(), handler, iso.env, iso.box, method, url, headers, body, props)
 	jsReq := iso.box.Get("1")
 	_ = iso.box.Set("1", goja.Undefined())
 	if err != nil {
@@ -98,6 +107,9 @@ func (iso *isolate) startFetch(req *Request, href string, ch chan<- fetchResult,
 		}
 		resp := internalError()
 		resp.Exception = exceptionText(thrownOr(err))
+		if ep != nil {
+			resp.thrown, _ = iso.errException(err)
+		}
 		answer(resp)
 		return jsReq
 	}
@@ -106,6 +118,9 @@ func (iso *isolate) startFetch(req *Request, href string, ch chan<- fetchResult,
 			iso.reportUncaught(scope, exception)
 			resp = internalError()
 			resp.Exception = exceptionText(exception)
+			if ep != nil {
+				resp.thrown, _ = iso.thrownException(exception)
+			}
 		}
 		answer(resp)
 	})

@@ -209,6 +209,9 @@ func (iso *isolate) buildEnv() error {
 			return fmt.Errorf("build binding %s: %w", name, err)
 		}
 	}
+	if err := iso.buildServices(env); err != nil {
+		return err
+	}
 	iso.env = env
 	iso.internal.Set("env", env)
 	return nil
@@ -234,6 +237,7 @@ func (iso *isolate) loadScript() error {
 		return fmt.Errorf("evaluate script %s: %w", iso.rt.script.name, err)
 	}
 	iso.exports = module.Get("exports")
+	_ = iso.internal.Set("moduleExports", iso.exports) // ctx.exports (95_svc.js)
 	if obj, ok := iso.exports.(*goja.Object); ok {
 		iso.handler = obj.Get("default")
 	}

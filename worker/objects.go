@@ -482,9 +482,15 @@ func (o *Object) exportResult(v goja.Value) goja.Value {
 // thrownException is the exception, as the caller sees it, of a value the
 // object's code threw (or a promise of it rejected with).
 func (o *Object) thrownException(v goja.Value) (*Exception, string) {
-	if tunnel, ok := goja.AssertFunction(o.iso.internal.Get("tunnel")); ok {
+	return o.iso.thrownException(v)
+}
+
+// thrownException is Object.thrownException for any isolate (service
+// entrypoints answer their callers the same way).
+func (iso *isolate) thrownException(v goja.Value) (*Exception, string) {
+	if tunnel, ok := goja.AssertFunction(iso.internal.Get("tunnel")); ok {
 		if t, err := tunnel(goja.Undefined(), v); err == nil {
-			return o.exception(t)
+			return iso.exception(t)
 		}
 	}
 	return &Exception{Name: "Error", Message: describeValue(v)}, ""
@@ -578,7 +584,9 @@ func (o *Object) drainOne() {
 }
 
 // exception reads a tunneled exception {name, message, dom, stack}.
-func (o *Object) exception(v goja.Value) (*Exception, string) {
+func (o *Object) exception(v goja.Value) (*Exception, string) { return o.iso.exception(v) }
+
+func (iso *isolate) exception(v goja.Value) (*Exception, string) {
 	obj, ok := v.(*goja.Object)
 	if !ok {
 		return &Exception{Name: "Error", Message: describeValue(v)}, ""
@@ -601,12 +609,14 @@ func (o *Object) exception(v goja.Value) (*Exception, string) {
 
 // errException turns an error from calling into JavaScript into an
 // exception as the caller should see it.
-func (o *Object) errException(err error) (*Exception, string) {
+func (o *Object) errException(err error) (*Exception, string) { return o.iso.errException(err) }
+
+func (iso *isolate) errException(err error) (*Exception, string) {
 	var jsEx *goja.Exception
 	if errors.As(err, &jsEx) {
-		if tunnel, ok := goja.AssertFunction(o.iso.internal.Get("tunnel")); ok {
+		if tunnel, ok := goja.AssertFunction(iso.internal.Get("tunnel")); ok {
 			if v, terr := tunnel(goja.Undefined(), jsEx.Value()); terr == nil {
-				return o.exception(v)
+				return iso.exception(v)
 			}
 		}
 		return &Exception{Name: "Error", Message: describeValue(jsEx.Value())}, jsEx.String()

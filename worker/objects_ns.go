@@ -349,6 +349,9 @@ func (iso *isolate) eventContext(name goja.Value) context.Context {
 // deliver resolves the object and hands it the event, again when the
 // object refused it while closing. It runs off the loop.
 func (iso *isolate) deliver(ctx context.Context, class, id string, send func(ObjectHandle) error) error {
+	if ep, ok := parseServiceClass(class); ok {
+		return send(serviceHandle{from: iso, ep: ep})
+	}
 	host := iso.rt.cfg.Objects
 	if host == nil {
 		return fmt.Errorf("no Durable Object host is configured for class %s", class)

@@ -2,6 +2,7 @@ package worker
 
 import (
 	"context"
+	"crypto/tls"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -13,6 +14,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/celldgo/celld/httpcache"
 	"github.com/dop251/goja"
 )
 
@@ -87,6 +89,9 @@ type Response struct {
 	// most likely threw because of it, and the host may answer as it
 	// would to a refusal of its own (503) rather than with a 500.
 	Unavailable error
+	// thrown, with Uncaught, is what a service entrypoint's fetch threw,
+	// as its caller's fetch() rethrows it (services.go).
+	thrown *Exception
 }
 
 // ErrUnavailable is what the Durable Object host wraps when it refuses a
@@ -149,6 +154,24 @@ type Config struct {
 	// others as JSON), as nodejs_compat does from 2025-04-01
 	// (deploy.NodeProcessEnv).
 	NodeProcessEnv bool
+
+	// Services are the service bindings (wrangler "services") to this
+	// script's own entrypoints, by binding name: env.NAME.fetch() and
+	// RPC methods run the entrypoint in one of this runtime's isolates
+	// (services.go).
+	Services map[string]Service
+	// ObjectClasses are the script's Durable Object classes (every live
+	// class of its migrations): ctx.exports holds a namespace for each.
+	ObjectClasses []string
+
+	// TLSClientConfig, when set, is the base of the TLS client config of
+	// cloudflare:sockets connections (say, an operator's CA roots); the
+	// server name is the host connected to. Default: the system roots.
+	TLSClientConfig *tls.Config
+
+	// Cache is the node's store behind the Cache API (caches.default,
+	// caches.open). Without it nothing is ever stored.
+	Cache *httpcache.Cache
 
 	// HibernateAfter is how long a Durable Object stays idle (no event,
 	// timer or pending work; see objects_hibernate.go) before it drops its
@@ -281,6 +304,12 @@ func (r *Runtime) pick() int {
 // the error result is reserved for ctx ending first and a closed Runtime.
 // Work handed to ctx.waitUntil goes on after Fetch returns.
 func (r *Runtime) Fetch(ctx context.Context, req *Request) (*Response, error) {
+	return r.fetchOn(ctx, -1, req, nil)
+}
+
+// fetchOn is Fetch on isolate i (-1: the least loaded), for the default
+// export or, with ep, one of the script's entrypoints (services.go).
+func (r *Runtime) fetchOn(ctx context.Context, i int, req *Request, ep *entrypoint) (*Response, error) {
 	if r.closed.Load() {
 		return nil, ErrClosed
 	}
@@ -291,14 +320,16 @@ func (r *Runtime) Fetch(ctx context.Context, req *Request) (*Response, error) {
 	if req.Header == nil {
 		req.Header = http.Header{}
 	}
-	i := r.pick()
+	if i < 0 {
+		i = r.pick()
+	}
 	iso := r.isolates[i]
 	r.load[i].Add(1)
 	defer r.load[i].Add(-1)
 	ch := make(chan fetchResult, 1)
 	var jsReq goja.Value // set on the loop, read only there
 	scope := &eventScope{requestID: RequestID(ctx)}
-	if !iso.post(func() { jsReq = iso.startFetch(req, href, ch, scope) }) {
+	if !iso.post(func() { jsReq = iso.startFetch(req, href, ch, scope, ep) }) {
 		return nil, ErrClosed
 	}
 	select {

@@ -35,7 +35,7 @@ var dataPlane = []string{"d1", "kv", "r2", "queue", "assets"}
 // cmd; internal/ and bench/ are test and benchmark support, free to use
 // what they test.
 var Rules = func() []Rule {
-	below := []string{"bucket", "fleet", "diagnose", "deploy", "worker", "cell", "host", "server", "tui", "internal", "wake", "assets", "metrics", "cron"}
+	below := []string{"bucket", "fleet", "diagnose", "deploy", "worker", "cell", "host", "server", "tui", "internal", "wake", "assets", "metrics", "cron", "httpcache"}
 	below = append(below, dataPlane...)
 	rs := []Rule{
 		{Package: "cmd/celld", May: []string{"cli"}},
@@ -47,7 +47,9 @@ var Rules = func() []Rule {
 		{Package: "fleet/core", Ban: []string{engine}}, // pure: see its own purity test
 		{Package: "diagnose", May: []string{"bucket", "fleet"}, Ban: []string{engine}},
 		{Package: "deploy", May: []string{"bucket", "assets", "cron/spec"}},
-		{Package: "worker", May: []string{"cell"}},
+		{Package: "worker", May: []string{"cell", "httpcache"}},
+		// The Cache API's store: pure Go, no engine.
+		{Package: "httpcache", Ban: []string{engine}},
 		{Package: "cell", May: []string{"bucket", "fleet"}, Ban: []string{engine}},
 		{Package: "host", May: []string{"cell", "fleet", "bucket"}, Ban: []string{engine}},
 		// Alarm wake-ups across the fleet: the wake/ layout and the waker.
@@ -56,7 +58,7 @@ var Rules = func() []Rule {
 		// the packages that report to it (server) import it, the ones
 		// below report through plain hooks and stay free of it.
 		{Package: "metrics", May: []string{"bucket"}, Ban: []string{engine}},
-		{Package: "server", May: append([]string{"bucket", "fleet", "diagnose", "deploy", "worker", "cell", "host", "server", "wake", "assets", "metrics", "cron"}, dataPlane...)},
+		{Package: "server", May: append([]string{"bucket", "fleet", "diagnose", "deploy", "worker", "cell", "host", "server", "wake", "assets", "metrics", "cron", "httpcache"}, dataPlane...)},
 		// Cron triggers: the dialect (spec, standard library only, so
 		// deploy validates with it) and the cron:<script> cell kind.
 		{Package: "cron/spec", Ban: []string{engine}},

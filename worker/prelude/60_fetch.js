@@ -560,6 +560,9 @@ class ExecutionContext {
     });
   }
   passThroughOnException() {}
+  // exports are loopback bindings to the script's own exports
+  // (95_svc.js).
+  get exports() { return internal.ctxExports(); }
 }
 internal.expose("ExecutionContext", ExecutionContext);
 
@@ -578,11 +581,11 @@ function callFetch(handler, request, env, ctx) {
 // waits for a promise (fetch.go). A Response, returned as it is or by an
 // async handler that finished without waiting, is serialized at once into
 // box[0], and box is returned.
-internal.dispatch = (handler, env, box, method, url, flatHeaders, body) => {
+internal.dispatch = (handler, env, box, method, url, flatHeaders, body, props) => {
   const request = makeRequest(method, url, flatHeaders, body);
   box[1] = request;
   const ctx = Object.create(ExecutionContext.prototype); // as new ExecutionContext(kCreate)
-  ctx.props = {};
+  ctx.props = props === undefined ? {} : props;
   let res = callFetch(handler, request, env, ctx);
   if (!isResponse(res)) {
     const v = native.fulfilled(res, box);

@@ -22,6 +22,7 @@ class WorkflowEntrypoint {
 class RpcTarget {}
 internal.DurableObject = DurableObject;
 internal.RpcTarget = RpcTarget;
+internal.WorkerEntrypoint = WorkerEntrypoint;
 
 const cloudflareWorkers = Object.freeze({
   __proto__: null,
@@ -37,6 +38,7 @@ const modules = { "cloudflare:workers": cloudflareWorkers };
 internal.require = function require(name) {
   name = String(name);
   if (Object.prototype.hasOwnProperty.call(modules, name)) return modules[name];
+  if (name === "cloudflare:sockets") return internal.socketsModule;
   if (name.startsWith("node:")) {
     const m = internal.nodeRequire(name.slice(5));
     if (m !== undefined) return m;
@@ -44,5 +46,5 @@ internal.require = function require(name) {
     // imports first; this is for bundles made elsewhere).
     throw new Error(`No such module "${name}".`);
   }
-  throw new Error(`celld: cannot load module "${name}": the runtime provides only "cloudflare:workers" (bundle everything else into the script)`);
+  throw new Error(`celld: cannot load module "${name}": the runtime provides only "cloudflare:workers" and "cloudflare:sockets" (bundle everything else into the script)`);
 };

@@ -168,6 +168,19 @@ function makeStub(cls, id) {
 }
 internal.makeStub = makeStub;
 
+// A service binding's stub (95_svc.js): fetch, connect and RPC methods,
+// no id or name. stub.constructor is the Fetcher's, as in workerd.
+const illegalConstructor = () => { throw new TypeError("Illegal constructor"); };
+internal.makeServiceStub = (cls, id) => {
+  const ord = native.doOrder();
+  const target = {
+    fetch(input, init = undefined) { return stubFetch(cls, id, ord, input, init); },
+    connect: unsupported("connect() on a service binding"),
+    constructor: illegalConstructor,
+  };
+  return new Proxy(target, new StubHandler(cls, id, ord));
+};
+
 // ---- callbacks: functions and RpcTargets passed as arguments --------------
 
 // They stay here; the object gets references (kCb) whose calls come back

@@ -141,6 +141,7 @@ class DurableObjectState {
   get id() { return this.#id; }
   get storage() { return this.#storage; }
   get props() { return {}; }
+  get exports() { return internal.ctxExports(); }
   waitUntil(promise) { new ExecutionContext(kCreate).waitUntil(promise); }
   // blockConcurrencyWhile holds every other event of this object until the
   // callback settles; a callback that throws, or runs past 30 s, resets
@@ -269,10 +270,18 @@ internal.objectAlarm = (instance, info) => {
 
 const { hasOwnProperty } = Object.prototype;
 const reflectGet = Reflect.get;
+// rpcBase is the class RPC stops at: DurableObject, or WorkerEntrypoint
+// for a service entrypoint (95_svc.js); null for neither.
+function rpcBase(instance) {
+  if (instance instanceof internal.DurableObject) return internal.DurableObject.prototype;
+  if (instance instanceof internal.WorkerEntrypoint) return internal.WorkerEntrypoint.prototype;
+  return null;
+}
 function rpcMember(instance, name) {
-  if (!(instance instanceof internal.DurableObject)) return rpcMethod(instance, name);
+  const base = rpcBase(instance);
+  if (base === null) return rpcMethod(instance, name);
   if (name !== "constructor") {
-    for (let proto = Object.getPrototypeOf(instance); proto && proto !== internal.DurableObject.prototype &&
+    for (let proto = Object.getPrototypeOf(instance); proto && proto !== base &&
          proto !== Object.prototype; proto = Object.getPrototypeOf(proto)) {
       if (hasOwnProperty.call(proto, name)) return reflectGet(proto, name, instance);
     }
@@ -280,7 +289,8 @@ function rpcMember(instance, name) {
   throw new TypeError(`The RPC receiver does not implement the method "${name}".`);
 }
 function rpcMethod(instance, method) {
-  if (!(instance instanceof internal.DurableObject)) {
+  const base = rpcBase(instance);
+  if (base === null) {
     throw new TypeError("The receiving Durable Object does not support RPC, because its class was not declared with " +
       "`extends DurableObject`. In order to enable RPC, make sure your class extends the special class " +
       "`DurableObject`, which can be imported from the module \"cloudflare:workers\".");
@@ -291,7 +301,7 @@ function rpcMethod(instance, method) {
   // receiver, is the descriptor's value or its getter's result without
   // making a descriptor object per call.
   if (method !== "constructor") {
-    for (let proto = Object.getPrototypeOf(instance); proto && proto !== internal.DurableObject.prototype &&
+    for (let proto = Object.getPrototypeOf(instance); proto && proto !== base &&
          proto !== Object.prototype; proto = Object.getPrototypeOf(proto)) {
       if (!hasOwnProperty.call(proto, method)) continue;
       const fn = reflectGet(proto, method, instance);
@@ -327,10 +337,10 @@ const kRef = "\0celld-ref";
 function exportRef(instance, v, kind) {
   let ex = exportsOf.get(instance);
   if (ex === undefined) {
-    ex = { next: 1, map: new Map() };
+    ex = { next: 1, map: new Map(), prefix: "" };
     exportsOf.set(instance, ex);
   }
-  const ref = String(ex.next++);
+  const ref = ex.prefix + String(ex.next++);
   ex.map.set(ref, v);
   if (ex.map.size > maxExports) ex.map.delete(ex.map.keys().next().value);
   return { [kRef]: ref, kind };
@@ -360,8 +370,23 @@ function exportValue(instance, v, depth = 0) {
   return out;
 }
 
+// Service entrypoints are made anew for every call, so what they return
+// is kept in one registry per isolate, its references prefixed with the
+// isolate's number (services.go routes calls on them there).
+let entryRegistry = null;
+internal.entryExports = (iso) => {
+  if (entryRegistry === null) {
+    entryRegistry = {};
+    exportsOf.set(entryRegistry, { next: 1, map: new Map(), prefix: iso + ":" });
+  }
+  return entryRegistry;
+};
+internal.exportValue = exportValue;
+internal.rpcMethod = rpcMethod;
+
 const kMethodRef = "\0celld-method";
-function specialCall(instance, method, args) {
+internal.specialCall = specialCall;
+function specialCall(instance, method, args, key = instance) {
   const parts = method.split("\0");
   if (parts[1] === "get") {
     const name = parts.slice(2).join("\0");
@@ -370,7 +395,7 @@ function specialCall(instance, method, args) {
     return fn;
   }
   if (parts[1] === "t") {
-    const target = exportsOf.get(instance)?.map.get(parts[2]);
+    const target = exportsOf.get(key)?.map.get(parts[2]);
     if (target === undefined) throw new Error("celld: this RPC stub's target is no longer available (its object was reset, or more than " + maxExports + " targets were exported since)");
     const m = parts.slice(3).join("\0");
     if (typeof target === "function") {
