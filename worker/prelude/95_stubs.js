@@ -147,6 +147,8 @@ class StubHandler {
   get(t, prop) {
     if (typeof prop === "symbol" || prop === "then") return undefined;
     if (prop === "fetch" || prop === "id" || prop === "name" || prop === "connect") return t[prop];
+    // A service binding's stub has its own constructor (the Fetcher's).
+    if (prop === "constructor" && hasOwn(t, prop)) return t[prop];
     const { cls, id, ord } = this;
     // member(), written out: two closures instead of four.
     const f = (...args) => stubCall(cls, id, ord, prop, args);
