@@ -52,6 +52,9 @@ const (
 	MutSkipOwnerLeaseCheck          // take an unreleased cell without reading its owner's lease
 	MutAmbiguousAsRejected          // treat an ambiguous release as not applied: keep serving the cell
 	MutObserveTooShort              // count an owner dead after seeing its lease unchanged for half a TTL
+	MutAckBeforeAllFsynced          // fleet: acknowledge once one member (not every member) fsynced
+	MutSkipRecoveryGate             // fleet: take a cell without settling the previous session's log
+	MutErrorAsAbsent                // fleet: count a member that did not answer the seal as holding nothing
 )
 
 // Settle and retry bounds.
