@@ -16,20 +16,23 @@ import (
 )
 
 type serveProc struct {
-	cmd    *exec.Cmd
-	stderr *syncBuf
-	public string
+	cmd      *exec.Cmd
+	stderr   *syncBuf
+	public   string
+	internal string // http://host:port of the internal listener (/state)
 }
 
-// startServe runs `celld serve` as node on bucket with its own state dir.
-func startServe(t *testing.T, bin string, srv *miniotest.Server, bucketName, node, stateDir string) *serveProc {
+// startServe runs `celld serve` as node on bucket with its own state dir
+// (extra: more environment, NAME=value).
+func startServe(t *testing.T, bin string, srv *miniotest.Server, bucketName, node, stateDir string, extra ...string) *serveProc {
 	t.Helper()
 	public, internal := freePort(t), freePort(t)
 	cmd := exec.Command(bin, "serve", "--bucket", "s3://"+bucketName, "--endpoint", srv.Endpoint,
 		"--node", node, "--listen", public, "--internal-listen", internal)
 	cmd.Env = append(os.Environ(), "AWS_ACCESS_KEY_ID="+srv.AccessKey, "AWS_SECRET_ACCESS_KEY="+srv.SecretKey,
 		"CELLD_TTL_MS=2000", "CELLD_WATCH="+stateDir)
-	p := &serveProc{cmd: cmd, stderr: &syncBuf{}, public: "http://" + public}
+	cmd.Env = append(cmd.Env, extra...)
+	p := &serveProc{cmd: cmd, stderr: &syncBuf{}, public: "http://" + public, internal: "http://" + internal}
 	cmd.Stderr = p.stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
