@@ -24,7 +24,7 @@ type serveProc struct {
 
 // startServe runs `celld serve` as node on bucket with its own state dir
 // (extra: more environment, NAME=value).
-func startServe(t *testing.T, bin string, srv *miniotest.Server, bucketName, node, stateDir string, extra ...string) *serveProc {
+func startServe(t testing.TB, bin string, srv *miniotest.Server, bucketName, node, stateDir string, extra ...string) *serveProc {
 	t.Helper()
 	public, internal := freePort(t), freePort(t)
 	cmd := exec.Command(bin, "serve", "--bucket", "s3://"+bucketName, "--endpoint", srv.Endpoint,
