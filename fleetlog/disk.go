@@ -1,15 +1,18 @@
 package fleetlog
 
 import (
+	"bytes"
 	"crypto/rand"
+	"encoding/binary"
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"hash/crc32"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
-	"sort"
-	"strconv"
+	"slices"
 	"strings"
 	"sync"
 
@@ -18,26 +21,50 @@ import (
 )
 
 // Disk is the follower side: segments other nodes' sessions sent here,
-// retained (each fsynced before it is acknowledged) until the bucket has
+// retained (fsynced before each append is answered) until the bucket has
 // them. Layout under its directory:
 //
-//	disk-id                                   this disk's identity (a member is node + disk)
-//	s/<owner session>/sealed                  the session is sealed: no more appends
-//	s/<owner session>/<hex cell>/<epoch:016x>/<min:016x>-<max:016x>.ltx
+//	disk-id                  this disk's identity (a member is node + disk)
+//	s/<owner session>/log    the session's segments, appended: per record
+//	                         u32 length | u32 CRC-32C | frame (wire.go)
+//	s/<owner session>/sealed the session is sealed: no more appends
+//
+// One fsync per append (the log file exists after the first). A torn or
+// corrupt tail (a crash mid-append: never acknowledged) is cut off when
+// the log is next opened. Trims are kept in memory: after a restart a
+// seal returns segments the bucket already has too, which is harmless
+// (the same objects again).
 type Disk struct {
 	dir string
 	id  string
 
-	mu     sync.Mutex
-	sealed map[string]bool
-	hi     map[tailKey]uint64 // contiguous reach of each retained range
-	known  map[string]bool    // sessions whose ranges were scanned from disk
+	mu       sync.Mutex
+	sessions map[string]*sessionLog
+}
+
+type sessionLog struct {
+	f       *os.File
+	size    int64
+	sealed  bool
+	hi      map[tailKey]uint64 // contiguous reach of each retained range
+	trimmed map[tailKey]uint64
+	live    int64 // bytes of records not trimmed (approximate)
+	index   []recordRef
+}
+
+type recordRef struct {
+	key      tailKey
+	min, max uint64
+	off      int64
+	n        int64
 }
 
 type tailKey struct {
-	session, cell string
-	epoch         uint64
+	cell  string
+	epoch uint64
 }
+
+var crcTable = crc32.MakeTable(crc32.Castagnoli)
 
 // ErrRefused wraps an append the follower refuses (wrong disk, sealed
 // session, a gap).
@@ -60,7 +87,7 @@ func OpenDisk(dir string) (*Disk, error) {
 	} else if err != nil {
 		return nil, fmt.Errorf("open fleet log disk: %w", err)
 	}
-	return &Disk{dir: dir, id: strings.TrimSpace(string(id)), sealed: map[string]bool{}, hi: map[tailKey]uint64{}, known: map[string]bool{}}, nil
+	return &Disk{dir: dir, id: strings.TrimSpace(string(id)), sessions: map[string]*sessionLog{}}, nil
 }
 
 // ID is the disk's identity.
@@ -69,87 +96,190 @@ func (d *Disk) ID() string { return d.id }
 func (d *Disk) sessionDir(session string) string { return filepath.Join(d.dir, "s", session) }
 
 func validSession(s string) bool {
-	if s == "" || len(s) > 128 {
+	if s == "" || len(s) > 128 || s == "." || s == ".." {
 		return false
 	}
 	for _, c := range s {
-		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_' || c == '.') || s == "." || s == ".." {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_' || c == '.') {
 			return false
 		}
 	}
 	return true
 }
 
-// isSealed reads the seal mark once per session. Call with d.mu held.
-func (d *Disk) isSealed(session string) bool {
-	if !d.sealed[session] {
-		if _, err := os.Stat(filepath.Join(d.sessionDir(session), "sealed")); err == nil {
-			d.sealed[session] = true
+// session opens (create: creating) a session's log, reading what it holds
+// and cutting a torn tail. Call with d.mu held.
+func (d *Disk) session(session string, create bool) (*sessionLog, error) {
+	if sl := d.sessions[session]; sl != nil {
+		return sl, nil
+	}
+	dir := d.sessionDir(session)
+	sl := &sessionLog{hi: map[tailKey]uint64{}, trimmed: map[tailKey]uint64{}}
+	if _, err := os.Stat(filepath.Join(dir, "sealed")); err == nil {
+		sl.sealed = true
+	}
+	path := filepath.Join(dir, "log")
+	if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
+		if !create {
+			d.sessions[session] = sl
+			return sl, nil
+		}
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return nil, err
+		}
+		if err := writeSynced(path, nil); err != nil {
+			return nil, err
 		}
 	}
-	return d.sealed[session]
+	f, err := os.OpenFile(path, os.O_RDWR, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	sl.f = f
+	var off int64
+	err = scanLog(f, func(s cell.Segment, at, n int64) {
+		k := tailKey{s.Cell, s.Epoch}
+		sl.hi[k] = max(sl.hi[k], s.Max)
+		sl.index = append(sl.index, recordRef{key: k, min: s.Min, max: s.Max, off: at, n: n})
+		sl.live += n
+		off = at + n
+	})
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	if fi, err := f.Stat(); err == nil && fi.Size() > off {
+		// A torn or corrupt tail: never acknowledged. Cut it.
+		if err := f.Truncate(off); err != nil {
+			f.Close()
+			return nil, err
+		}
+		f.Sync()
+	}
+	sl.size = off
+	d.sessions[session] = sl
+	return sl, nil
 }
 
-// scan loads a session's retained ranges from disk (after a restart).
-// Call with d.mu held.
-func (d *Disk) scan(session string) {
-	if d.known[session] {
-		return
-	}
-	d.known[session] = true
-	for _, s := range d.list(session) {
-		k := tailKey{session, s.Cell, s.Epoch}
-		d.hi[k] = max(d.hi[k], s.Max)
+// scanLog calls fn for every whole, intact record of f, in order, and
+// stops at the first torn or corrupt one.
+func scanLog(f *os.File, fn func(s cell.Segment, at, n int64)) error {
+	var off int64
+	var h [8]byte
+	for {
+		if _, err := f.ReadAt(h[:], off); err != nil {
+			return nil
+		}
+		n := int64(binary.BigEndian.Uint32(h[0:]))
+		if n > maxFrameData+64 {
+			return nil
+		}
+		rec := make([]byte, n)
+		if _, err := f.ReadAt(rec, off+8); err != nil || crc32.Checksum(rec, crcTable) != binary.BigEndian.Uint32(h[4:]) {
+			return nil
+		}
+		var seg cell.Segment
+		got := false
+		if err := readFrames(io.MultiReader(bytes.NewReader(rec), bytes.NewReader([]byte{0, 0})), func(s cell.Segment) error {
+			seg, got = s, true
+			return nil
+		}); err != nil || !got {
+			return nil
+		}
+		fn(seg, off, 8+n)
+		off += 8 + n
 	}
 }
 
-// Append retains segs for owner session (addressed to disk to), each
-// fsynced, and returns once all are. Idempotent per segment.
+// Append retains segs for owner session (addressed to disk to), fsynced,
+// and returns once they are. Idempotent per segment.
 func (d *Disk) Append(session, to string, segs []cell.Segment) error {
 	if !validSession(session) {
 		return fmt.Errorf("%w: bad session %q", ErrRefused, session)
 	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	if why := core.AppendRefusal(d.id, to, d.isSealed(session)); why != "" {
+	if to != d.id {
+		return fmt.Errorf("%w: %s", ErrRefused, core.AppendRefusal(d.id, to, false))
+	}
+	sl, err := d.session(session, true)
+	if err != nil {
+		return fmt.Errorf("retain segment: %w", err)
+	}
+	if why := core.AppendRefusal(d.id, to, sl.sealed); why != "" {
 		return fmt.Errorf("%w: %s", ErrRefused, why)
 	}
-	d.scan(session)
+	var buf bytes.Buffer
+	var refs []recordRef
+	hi := map[tailKey]uint64{}
 	for _, s := range segs {
-		k := tailKey{session, s.Cell, s.Epoch}
-		hi := max(d.hi[k], s.After)
-		if s.Min > hi+1 {
-			return fmt.Errorf("%w: %s epoch %d: segment %d-%d leaves a gap after %d", ErrRefused, s.Cell, s.Epoch, s.Min, s.Max, hi)
+		k := tailKey{s.Cell, s.Epoch}
+		reach, ok := hi[k]
+		if !ok {
+			reach = sl.hi[k]
 		}
-		dir := filepath.Join(d.sessionDir(session), hex.EncodeToString([]byte(s.Cell)), fmt.Sprintf("%016x", s.Epoch))
-		path := filepath.Join(dir, fmt.Sprintf("%016x-%016x.ltx", s.Min, s.Max))
-		if _, err := os.Stat(path); err != nil {
-			if err := os.MkdirAll(dir, 0o755); err != nil {
-				return fmt.Errorf("retain segment: %w", err)
-			}
-			if err := writeSynced(path, s.Data); err != nil {
-				return fmt.Errorf("retain segment: %w", err)
-			}
+		reach = max(reach, s.After)
+		if s.Min > reach+1 {
+			return fmt.Errorf("%w: %s epoch %d: segment %d-%d leaves a gap after %d", ErrRefused, s.Cell, s.Epoch, s.Min, s.Max, reach)
 		}
-		d.hi[k] = max(hi, s.Max)
+		if s.Max <= sl.hi[k] {
+			continue // retained already
+		}
+		hi[k] = max(reach, s.Max)
+		var rec bytes.Buffer
+		writeFrame(&rec, s)
+		var h [8]byte
+		binary.BigEndian.PutUint32(h[0:], uint32(rec.Len()))
+		binary.BigEndian.PutUint32(h[4:], crc32.Checksum(rec.Bytes(), crcTable))
+		refs = append(refs, recordRef{key: k, min: s.Min, max: s.Max, off: sl.size + int64(buf.Len()), n: int64(8 + rec.Len())})
+		buf.Write(h[:])
+		buf.Write(rec.Bytes())
+	}
+	if buf.Len() == 0 {
+		return nil
+	}
+	if _, err := sl.f.WriteAt(buf.Bytes(), sl.size); err != nil {
+		return fmt.Errorf("retain segment: %w", err)
+	}
+	if err := sl.f.Sync(); err != nil {
+		return fmt.Errorf("retain segment: fsync: %w", err)
+	}
+	sl.size += int64(buf.Len())
+	sl.live += int64(buf.Len())
+	sl.index = append(sl.index, refs...)
+	for k, v := range hi {
+		sl.hi[k] = max(sl.hi[k], v)
 	}
 	return nil
 }
 
 // Trim drops a session's segments of cell at epoch through txid (the
-// bucket has them).
+// bucket has them); once nothing is left the log is emptied.
 func (d *Disk) Trim(session, cellName string, epoch, txid uint64) {
 	if !validSession(session) {
 		return
 	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	dir := filepath.Join(d.sessionDir(session), hex.EncodeToString([]byte(cellName)), fmt.Sprintf("%016x", epoch))
-	ents, _ := os.ReadDir(dir)
-	for _, e := range ents {
-		if _, mx, ok := parseSegName(e.Name()); ok && mx <= txid {
-			os.Remove(filepath.Join(dir, e.Name()))
+	sl, err := d.session(session, false)
+	if err != nil || sl.f == nil || sl.sealed {
+		return
+	}
+	k := tailKey{cellName, epoch}
+	if txid <= sl.trimmed[k] {
+		return
+	}
+	sl.trimmed[k] = txid
+	var live int64
+	for _, r := range sl.index {
+		if r.max > sl.trimmed[r.key] {
+			live += r.n
 		}
+	}
+	sl.live = live
+	if live == 0 && sl.f.Truncate(0) == nil {
+		sl.f.Sync()
+		sl.size, sl.index = 0, nil
 	}
 }
 
@@ -166,31 +296,32 @@ func (d *Disk) Seal(session, disk string, w io.Writer) error {
 		d.mu.Unlock()
 		return fmt.Errorf("%w: the member's disk was %s, this node's is %s (lost or replaced)", ErrRefused, disk, d.id)
 	}
-	if !d.isSealed(session) {
-		if err := os.MkdirAll(d.sessionDir(session), 0o755); err != nil {
-			d.mu.Unlock()
-			return fmt.Errorf("seal session: %w", err)
+	sl, err := d.session(session, false)
+	if err == nil && !sl.sealed {
+		if err = os.MkdirAll(d.sessionDir(session), 0o755); err == nil {
+			err = writeSynced(filepath.Join(d.sessionDir(session), "sealed"), nil)
 		}
-		if err := writeSynced(filepath.Join(d.sessionDir(session), "sealed"), nil); err != nil {
-			d.mu.Unlock()
-			return fmt.Errorf("seal session: %w", err)
+		if err == nil {
+			sl.sealed = true
 		}
-		d.sealed[session] = true
 	}
-	segs := d.list(session)
+	if err != nil {
+		d.mu.Unlock()
+		return fmt.Errorf("seal session: %w", err)
+	}
+	// Appends are refused from here on: read outside the lock.
+	refs, f := slices.Clone(sl.index), sl.f
+	trimmed := maps.Clone(sl.trimmed)
 	d.mu.Unlock()
-	// Appends are refused from here on, and trims only remove what the
-	// bucket has: reading outside the lock is safe.
-	for _, s := range segs {
-		data, err := os.ReadFile(s.path)
-		if errors.Is(err, os.ErrNotExist) {
-			continue // trimmed meanwhile: in the bucket
+	for _, r := range refs {
+		if r.max <= trimmed[r.key] {
+			continue // in the bucket
 		}
-		if err != nil {
+		rec := make([]byte, r.n-8)
+		if _, err := f.ReadAt(rec, r.off+8); err != nil {
 			return fmt.Errorf("read retained segment: %w", err)
 		}
-		s.Data = data
-		if err := writeFrame(w, s.Segment); err != nil {
+		if _, err := w.Write(rec); err != nil {
 			return err
 		}
 	}
@@ -204,92 +335,25 @@ func (d *Disk) Forget(session string) {
 	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	if !d.isSealed(session) {
+	sl, err := d.session(session, false)
+	if err != nil || !sl.sealed || sl.f == nil {
 		return // only a sealed session's tails are known to be in the bucket
 	}
-	dir := d.sessionDir(session)
-	ents, _ := os.ReadDir(dir)
-	for _, e := range ents {
-		if e.IsDir() {
-			os.RemoveAll(filepath.Join(dir, e.Name()))
-		}
-	}
-}
-
-type listed struct {
-	cell.Segment
-	path string
-}
-
-// list is every segment retained for session, in cell, epoch, TXID order.
-func (d *Disk) list(session string) []listed {
-	var out []listed
-	base := d.sessionDir(session)
-	cells, _ := os.ReadDir(base)
-	for _, c := range cells {
-		name, err := hex.DecodeString(c.Name())
-		if !c.IsDir() || err != nil {
-			continue
-		}
-		epochs, _ := os.ReadDir(filepath.Join(base, c.Name()))
-		for _, e := range epochs {
-			epoch, err := strconv.ParseUint(e.Name(), 16, 64)
-			if err != nil {
-				continue
-			}
-			files, _ := os.ReadDir(filepath.Join(base, c.Name(), e.Name()))
-			for _, f := range files {
-				mn, mx, ok := parseSegName(f.Name())
-				if !ok {
-					continue
-				}
-				out = append(out, listed{Segment: cell.Segment{Cell: string(name), Epoch: epoch, Min: mn, Max: mx},
-					path: filepath.Join(base, c.Name(), e.Name(), f.Name())})
-			}
-		}
-	}
-	sort.Slice(out, func(i, j int) bool {
-		a, b := out[i], out[j]
-		if a.Cell != b.Cell {
-			return a.Cell < b.Cell
-		}
-		if a.Epoch != b.Epoch {
-			return a.Epoch < b.Epoch
-		}
-		return a.Min < b.Min || a.Min == b.Min && a.Max < b.Max
-	})
-	return out
+	sl.f.Truncate(0)
+	sl.f.Sync()
+	sl.size, sl.index, sl.live = 0, nil, 0
 }
 
 // Retained is the bytes and sessions this disk retains for others.
 func (d *Disk) Retained() (bytes int64, sessions int) {
-	sess, _ := os.ReadDir(filepath.Join(d.dir, "s"))
-	for _, s := range sess {
-		n := int64(0)
-		filepath.WalkDir(filepath.Join(d.dir, "s", s.Name()), func(_ string, e os.DirEntry, err error) error {
-			if err == nil && !e.IsDir() && strings.HasSuffix(e.Name(), ".ltx") {
-				if fi, err := e.Info(); err == nil {
-					n += fi.Size()
-				}
-			}
-			return nil
-		})
-		if n > 0 {
-			bytes += n
+	ents, _ := os.ReadDir(filepath.Join(d.dir, "s"))
+	for _, e := range ents {
+		if fi, err := os.Stat(filepath.Join(d.dir, "s", e.Name(), "log")); err == nil && fi.Size() > 0 {
+			bytes += fi.Size()
 			sessions++
 		}
 	}
 	return bytes, sessions
-}
-
-func parseSegName(name string) (mn, mx uint64, ok bool) {
-	a, b, found := strings.Cut(strings.TrimSuffix(name, ".ltx"), "-")
-	if !found || !strings.HasSuffix(name, ".ltx") || len(a) != 16 || len(b) != 16 {
-		return 0, 0, false
-	}
-	mn, err1 := strconv.ParseUint(a, 16, 64)
-	mx, err2 := strconv.ParseUint(b, 16, 64)
-	return mn, mx, err1 == nil && err2 == nil && mn >= 1 && mx >= mn
 }
 
 // writeSynced writes data to path through a temporary file, fsyncing the
