@@ -70,9 +70,12 @@ func (p *latencyProxy) snapshot() map[string]int {
 
 type modeResult struct {
 	p50, p99          time.Duration // one writer
-	p50x, p99x        time.Duration // 64 writers
+	p50x, p99x        time.Duration // 64 writers, a counter each
 	acked64           int
 	cellPuts, allPuts int
+	// 64 writers on one counter (group commit, merged uploads)
+	p50s, p99s          time.Duration
+	ackedSame, putsSame int
 }
 
 // BenchmarkFleetDurability compares write acknowledgement latency and
@@ -94,7 +97,15 @@ func BenchmarkFleetDurability(b *testing.B) {
 		b.Logf("%-6s 1 writer: p50 %v p99 %v | 64 writers: p50 %v p99 %v, %d acked, %d cell-data PUTs (%.4f per ack), %d PUTs in all (%.4f per ack)",
 			mode, r.p50, r.p99, r.p50x, r.p99x, r.acked64, r.cellPuts, float64(r.cellPuts)/float64(r.acked64), r.allPuts, float64(r.allPuts)/float64(r.acked64))
 	}
-	b.Logf("fleet/bucket p50 ratio: 1 writer %.3f, 64 writers %.3f", float64(f.p50)/float64(k.p50), float64(f.p50x)/float64(k.p50x))
+	for _, mode := range []string{"bucket", "fleet"} {
+		r := res[mode]
+		b.Logf("%-6s 64 writers on one counter: p50 %v p99 %v, %d acked, %d cell-data PUTs (%.4f per ack)",
+			mode, r.p50s, r.p99s, r.ackedSame, r.putsSame, float64(r.putsSame)/float64(r.ackedSame))
+	}
+	b.Logf("fleet/bucket p50 ratio: 1 writer %.3f, 64 writers %.3f, 64 writers on one counter %.3f",
+		float64(f.p50)/float64(k.p50), float64(f.p50x)/float64(k.p50x), float64(f.p50s)/float64(k.p50s))
+	b.ReportMetric(float64(f.putsSame)/float64(f.ackedSame), "fleet-cellPUTs/ack-1cell")
+	b.ReportMetric(float64(k.putsSame)/float64(k.ackedSame), "bucket-cellPUTs/ack-1cell")
 	b.ReportMetric(float64(f.p50.Microseconds())/1000, "fleet-p50-ms")
 	b.ReportMetric(float64(k.p50.Microseconds())/1000, "bucket-p50-ms")
 	b.ReportMetric(float64(f.cellPuts)/float64(f.acked64), "fleet-cellPUTs/ack")
@@ -180,6 +191,28 @@ func runMode(b *testing.B, bin string, srv *miniotest.Server, mode string) modeR
 			r.cellPuts += d
 		}
 	}
+	// 64 writers on one counter.
+	before = proxy.snapshot()
+	var same []time.Duration
+	end = time.Now().Add(5 * time.Second)
+	for range 64 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for time.Now().Before(end) {
+				if d, ok := write("w0"); ok {
+					mu.Lock()
+					same = append(same, d)
+					mu.Unlock()
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	time.Sleep(time.Second)
+	after = proxy.snapshot()
+	r.p50s, r.p99s = percentiles(same)
+	r.ackedSame, r.putsSame = len(same), after["cells"]-before["cells"]
 	for _, p := range procs {
 		p.cmd.Process.Kill()
 		p.cmd.Wait()
