@@ -234,3 +234,23 @@ func (r *Recoverer) sealMember(ctx context.Context, session string, m core.Membe
 	r.Logger.Info("recovery: member returned its retained range", "member", m.Node, "session", session, "segments", n)
 	return nil
 }
+
+// StartGated starts a lease holder (a CLI tool lease, say) with the
+// takeover recovery gate in its acquisitions, signing seal requests with
+// the fleet secret: a cell a dead fleet-mode session left unreleased is
+// never restored without its followers' tails, whatever mode the holder
+// itself runs in.
+func StartGated(ctx context.Context, store bucket.Store, cfg fleet.Config) (*fleet.Node, error) {
+	secret, err := fleet.PeerSecret(ctx, store)
+	if err != nil {
+		return nil, err
+	}
+	rec := &Recoverer{Store: store, Signer: &fleet.Signer{Secret: secret, Node: cfg.Node}, Logger: cfg.Logger}
+	cfg.Recover = rec.Recover
+	n, err := fleet.Start(ctx, store, cfg)
+	if err != nil {
+		return nil, err
+	}
+	rec.Session = n.Session() // before any acquisition: none can start before Start returns
+	return n, nil
+}
