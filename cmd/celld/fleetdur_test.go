@@ -19,7 +19,18 @@ import (
 	"github.com/celldgo/celld/server/api"
 )
 
-var fleetRounds = flag.Int("fleet.rounds", 2, "kill -9 rounds of TestFleetDurability_KillOwner (the issue's bar: 20)")
+var (
+	fleetRounds = flag.Int("fleet.rounds", 1, "kill -9 rounds of TestFleetDurability_KillOwner (the issue's bar: 20)")
+	fleetAll    = flag.Bool("fleet.all", false, "also run the longer fleet durability process tests (owner and follower, follower, frozen owner)")
+)
+
+// long skips a longer process test unless -fleet.all is given (each runs
+// three nodes for half a minute or more).
+func long(t *testing.T) {
+	if !*fleetAll {
+		t.Skip("a longer process test: run with -fleet.all")
+	}
+}
 
 // fleetEnv runs a node in fleet durability with uploads held back far
 // longer than any test: an acknowledged write's only copies until the
@@ -169,6 +180,7 @@ func TestFleetDurability_KillOwner(t *testing.T) {
 // followers die together (the owner's state deleted); the remaining
 // follower's disk recovers the tail.
 func TestFleetDurability_KillOwnerAndFollower(t *testing.T) {
+	long(t)
 	c := newFleetCluster(t, "a", "b", "c")
 	c.waitGroup("a", 2)
 	acked := 0
@@ -192,6 +204,7 @@ func TestFleetDurability_KillOwnerAndFollower(t *testing.T) {
 // TestFleetDurability_KillFollower: a follower dies mid-stream; the owner
 // keeps acknowledging (on the remaining follower, then on a new one).
 func TestFleetDurability_KillFollower(t *testing.T) {
+	long(t)
 	c := newFleetCluster(t, "a", "b", "c")
 	c.waitGroup("a", 2)
 	for i := 1; i <= 10; i++ {
@@ -218,6 +231,7 @@ func TestFleetDurability_KillFollower(t *testing.T) {
 // owner wakes, nothing it acknowledges contradicts that: the counter never
 // goes back, and no write acknowledged anywhere is lost.
 func TestFleetDurability_FrozenOwner(t *testing.T) {
+	long(t)
 	c := newFleetCluster(t, "a", "b", "c")
 	c.waitGroup("a", 2)
 	for i := 1; i <= 10; i++ {
