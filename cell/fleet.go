@@ -31,6 +31,10 @@ type Fleet interface {
 	Uploaded(cell string, epoch, txid uint64)
 	// Delay is how long a proven batch may wait for its upload.
 	Delay() time.Duration
+	// Urgent is closed when every proven batch should be uploaded now
+	// (the group needs the bucket to hold everything before it can
+	// shrink); a fresh channel is returned after each.
+	Urgent() <-chan struct{}
 }
 
 // Segment is one batch as sent to the group: the LTX file of TXIDs
@@ -143,7 +147,9 @@ func (r *Replicator) runFleet() {
 func (r *Replicator) runUploads() {
 	defer r.wg.Done()
 	var timer *time.Timer
+	force := false
 	for {
+		urgent := r.cfg.Fleet.Urgent()
 		r.mu.Lock()
 		var wait time.Duration
 		if len(r.upq) > 0 {
@@ -153,7 +159,7 @@ func (r *Replicator) runUploads() {
 					wait = 0
 				}
 			}
-			if r.flushing {
+			if r.flushing || force {
 				wait = 0
 			}
 		}
@@ -161,6 +167,7 @@ func (r *Replicator) runUploads() {
 		if len(r.upq) > 0 && wait <= 0 {
 			run, r.upq = r.upq, nil
 			r.upBusy = true
+			force = false
 		}
 		r.mu.Unlock()
 		if run == nil {
@@ -175,6 +182,8 @@ func (r *Replicator) runUploads() {
 			}
 			select {
 			case <-r.upKick:
+			case <-urgent:
+				force = true
 			case <-tc:
 			case <-r.ctx.Done():
 				return

@@ -34,6 +34,8 @@ func (f *fakeFleet) Uploaded(_ string, _ uint64, txid uint64) {
 
 func (f *fakeFleet) Delay() time.Duration { return f.delay }
 
+func (f *fakeFleet) Urgent() <-chan struct{} { return nil }
+
 // TestReplicator_fleetProvesBeforeTheBucket: with a group that proves each
 // segment, writes are proven long before the (delayed) upload; the upload
 // merges them; and a restore from the bucket plus the follower's segments

@@ -63,6 +63,7 @@ type Log struct {
 	unproven int64 // segments left to bucket proofs
 	stop     chan struct{}
 	stopOnce sync.Once
+	urgent   chan struct{} // closed to ask every replicator to upload now
 }
 
 type member struct {
@@ -102,7 +103,8 @@ func NewLog(cfg Config) *Log {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
 	l := &Log{cfg: cfg, client: &http.Client{Timeout: 30 * time.Second}, log: cfg.Logger,
-		addrs: map[string]string{}, failed: map[core.Member]bool{}, tails: map[tailID]*tail{}, stop: make(chan struct{})}
+		addrs: map[string]string{}, failed: map[core.Member]bool{}, tails: map[tailID]*tail{}, stop: make(chan struct{}),
+		urgent: make(chan struct{})}
 	go l.recruitLoop()
 	return l
 }
@@ -112,6 +114,20 @@ func (l *Log) Close() { l.stopOnce.Do(func() { close(l.stop) }) }
 
 // Delay implements cell.Fleet.
 func (l *Log) Delay() time.Duration { return l.cfg.Delay }
+
+// Urgent implements cell.Fleet.
+func (l *Log) Urgent() <-chan struct{} {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.urgent
+}
+
+// flushNow asks every replicator to upload what it holds. Call with l.mu
+// held.
+func (l *Log) flushNow() {
+	close(l.urgent)
+	l.urgent = make(chan struct{})
+}
 
 // State is the log as /state shows it.
 type State struct {
@@ -313,30 +329,42 @@ func (l *Log) memberFailed(m core.Member) {
 	go l.reconcile()
 }
 
-// reconcile drops failed members the rule allows dropping (core.MayDrop),
-// after probing the members that stay.
+// reconcile drops failed members the rule allows dropping (core.MayDrop):
+// one at a time, after probing the members that stay, while the bucket
+// lacks acknowledged segments; every failed one at once (and any that
+// fails its probe) once the bucket has them all. A member it may not drop
+// yet makes every replicator upload now, and the next upload retries.
 func (l *Log) reconcile() {
 	l.recMu.Lock()
 	defer l.recMu.Unlock()
 	for {
 		l.mu.Lock()
-		var drop *core.Member
 		for m := range l.failed {
 			if !slices.Contains(l.rec.Members, m) {
 				delete(l.failed, m)
-				continue
-			}
-			if core.MayDrop(l.rec, m, l.flushedLocked()) {
-				drop = &m
-				break
 			}
 		}
-		if drop == nil || l.fenced {
+		if len(l.failed) == 0 || l.fenced {
+			l.mu.Unlock()
+			return
+		}
+		flushed := l.flushedLocked()
+		var drop []core.Member
+		for _, m := range l.rec.Members {
+			if l.failed[m] && core.MayDrop(l.rec, m, flushed) {
+				drop = append(drop, m)
+				if !flushed {
+					break // one at a time
+				}
+			}
+		}
+		if len(drop) == 0 {
+			l.flushNow()
 			l.mu.Unlock()
 			return
 		}
 		next := l.rec
-		next.Members = slices.DeleteFunc(slices.Clone(l.rec.Members), func(x core.Member) bool { return x == *drop })
+		next.Members = slices.DeleteFunc(slices.Clone(l.rec.Members), func(x core.Member) bool { return slices.Contains(drop, x) })
 		stay := []member{}
 		for _, m := range next.Members {
 			stay = append(stay, member{m, l.addrs[m.Node]})
@@ -344,20 +372,35 @@ func (l *Log) reconcile() {
 		l.mu.Unlock()
 		// The members that stay must still be what the record names.
 		for _, m := range stay {
-			if !l.probe(m) {
-				return // try again later
+			if l.probe(m) {
+				continue
 			}
+			if !flushed {
+				l.mu.Lock()
+				l.flushNow()
+				l.mu.Unlock()
+				return // try again after the uploads
+			}
+			next.Members = slices.DeleteFunc(next.Members, func(x core.Member) bool { return x == m.Member })
 		}
 		l.mu.Lock()
-		ok := core.MayDrop(l.rec, *drop, l.flushedLocked())
+		ok := true
+		for _, m := range drop {
+			ok = ok && core.MayDrop(l.rec, m, l.flushedLocked())
+		}
+		if len(next.Members) == 0 && !l.flushedLocked() {
+			ok = false
+		}
 		l.mu.Unlock()
 		if !ok || !l.writeRecord(next) {
 			return
 		}
 		l.mu.Lock()
-		delete(l.failed, *drop)
+		for _, m := range drop {
+			delete(l.failed, m)
+		}
 		l.mu.Unlock()
-		l.log.Warn("fleet follower dropped from the replication group", "member", drop.Node, "disk", drop.Disk)
+		l.log.Warn("fleet followers dropped from the replication group", "dropped", drop, "members", next.Members)
 	}
 }
 

@@ -85,7 +85,7 @@ func (f *fleetDurability) state() api.Durability {
 	if f == nil {
 		return api.Durability{Mode: DurabilityBucket}
 	}
-	d := api.Durability{Mode: DurabilityFleet, Followers: []api.Follower{}, RecoveryInProgress: f.rec.InProgress(), Recovered: f.rec.Recovered()}
+	d := api.Durability{Mode: DurabilityFleet, Disk: f.disk.ID(), Followers: []api.Follower{}, RecoveryInProgress: f.rec.InProgress(), Recovered: f.rec.Recovered()}
 	d.FollowerRetainedBytes, d.FollowerSessions = f.disk.Retained()
 	if f.log != nil {
 		st := f.log.State()

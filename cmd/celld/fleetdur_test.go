@@ -80,13 +80,21 @@ func (c *fleetCluster) state(node string) (api.State, error) {
 	return st, json.NewDecoder(resp.Body).Decode(&st)
 }
 
-// waitGroup waits until node's replication group has n followers.
+// waitGroup waits until node's replication group has n followers, each
+// on the disk that follower has now (a follower restarted without its
+// state is a new member).
 func (c *fleetCluster) waitGroup(node string, n int) {
 	c.t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
+	deadline := time.Now().Add(60 * time.Second)
 	for {
 		st, err := c.state(node)
-		if err == nil && len(st.Durability.Followers) >= n {
+		good := 0
+		for _, f := range st.Durability.Followers {
+			if fs, err := c.state(f.Node); err == nil && fs.Durability.Disk == f.Disk {
+				good++
+			}
+		}
+		if err == nil && good >= n {
 			return
 		}
 		if time.Now().After(deadline) {

@@ -134,6 +134,7 @@ type Replication struct {
 type Durability struct {
 	Mode string `json:"mode"` // "bucket" or "fleet"
 	// Fleet mode only:
+	Disk      string     `json:"disk,omitempty"` // this node's follower disk identity
 	Followers []Follower `json:"followers,omitempty"`
 	Joining   string     `json:"joining,omitempty"` // a follower being caught up
 	// LogRecord is the state of this session's node log record: "" (not
