@@ -35,7 +35,7 @@ func long(t *testing.T) {
 // fleetEnv runs a node in fleet durability with uploads held back far
 // longer than any test: an acknowledged write's only copies until the
 // bucket has it are the followers' disks.
-var fleetEnv = []string{"CELLD_DURABILITY=fleet", "CELLD_FLEET_UPLOAD_MS=600000", "CELLD_SKEW_MARGIN_MS=300",
+var fleetEnv = []string{"CELLD_DURABILITY=fleet", "CELLD_FLEET_UPLOAD_MS=600000", "CELLD_SKEW_MARGIN_MS=300", "CELLD_TTL_MS=3000",
 	"CELLD_RECOVERY_RETRY_MS=200", "CELLD_RECOVERY_RETRIES=100"}
 
 type fleetCluster struct {
@@ -45,13 +45,14 @@ type fleetCluster struct {
 	bucket string
 	dirs   map[string]string
 	procs  map[string]*serveProc
+	exited map[string]chan struct{}
 }
 
 func newFleetCluster(t *testing.T, nodes ...string) *fleetCluster {
 	t.Helper()
 	bin := buildCelld(t)
 	srv := miniotest.Shared(t)
-	c := &fleetCluster{t: t, bin: bin, srv: srv, bucket: srv.NewBucket(t), dirs: map[string]string{}, procs: map[string]*serveProc{}}
+	c := &fleetCluster{t: t, bin: bin, srv: srv, bucket: srv.NewBucket(t), dirs: map[string]string{}, procs: map[string]*serveProc{}, exited: map[string]chan struct{}{}}
 	deploy := exec.Command(bin, "deploy", "../../examples/counter", "--bucket", "s3://"+c.bucket, "--endpoint", srv.Endpoint)
 	deploy.Env = append(os.Environ(), "AWS_ACCESS_KEY_ID="+srv.AccessKey, "AWS_SECRET_ACCESS_KEY="+srv.SecretKey)
 	if out, err := deploy.CombinedOutput(); err != nil {
@@ -67,7 +68,31 @@ func newFleetCluster(t *testing.T, nodes ...string) *fleetCluster {
 func (c *fleetCluster) start(node string) *serveProc {
 	p := startServe(c.t, c.bin, c.srv, c.bucket, node, c.dirs[node], fleetEnv...)
 	c.procs[node] = p
+	done := make(chan struct{})
+	c.exited[node] = done
+	go func() { p.cmd.Wait(); close(done) }()
 	return p
+}
+
+// supervise restarts a node that exited by itself (a self-fence: on a
+// loaded machine a lease renewal can time out), as a supervisor would.
+func (c *fleetCluster) supervise() {
+	for n, done := range c.exited {
+		select {
+		case <-done:
+			c.t.Logf("%s exited by itself (%s); restarting it", n, lastLine(c.procs[n].stderr.String()))
+			c.start(n)
+		default:
+		}
+	}
+}
+
+func lastLine(s string) string {
+	s = strings.TrimSpace(s)
+	if i := strings.LastIndexByte(s, '\n'); i >= 0 {
+		s = s[i+1:]
+	}
+	return s
 }
 
 func (c *fleetCluster) state(node string) (api.State, error) {
@@ -97,6 +122,7 @@ func (c *fleetCluster) waitGroup(node string, n int) {
 		if err == nil && good >= n {
 			return
 		}
+		c.supervise()
 		if time.Now().After(deadline) {
 			c.t.Fatalf("%s never had %d followers: %+v (%v)\n%s", node, n, st.Durability, err, c.procs[node].stderr)
 		}
@@ -107,7 +133,8 @@ func (c *fleetCluster) waitGroup(node string, n int) {
 func (c *fleetCluster) kill(node string, deleteState bool) {
 	p := c.procs[node]
 	p.cmd.Process.Signal(syscall.SIGKILL)
-	p.cmd.Wait()
+	<-c.exited[node]
+	delete(c.exited, node) // down on purpose: not the supervisor's to restart
 	if deleteState {
 		if err := os.RemoveAll(c.dirs[node]); err != nil {
 			c.t.Fatal(err)
@@ -142,6 +169,7 @@ func (c *fleetCluster) settle(node, name string) int {
 		if v, ok := c.count(node, name); ok {
 			return v
 		}
+		c.supervise()
 		if time.Now().After(deadline) {
 			c.t.Fatalf("%s never served %s again\n%s", node, name, c.procs[node].stderr)
 		}
