@@ -498,11 +498,31 @@ func (l *Log) recruitLoop() {
 	t := time.NewTicker(l.cfg.Recruit)
 	defer t.Stop()
 	for {
+		l.checkMembers()
 		l.recruit()
 		select {
 		case <-l.stop:
 			return
 		case <-t.C:
+		}
+	}
+}
+
+// checkMembers probes every member between writes: one that answers with
+// another disk (it restarted without its state) or not at all is failed,
+// so an idle group heals too.
+func (l *Log) checkMembers() {
+	l.mu.Lock()
+	var ms []member
+	for _, m := range l.rec.Members {
+		if !l.failed[m] {
+			ms = append(ms, member{m, l.addrs[m.Node]})
+		}
+	}
+	l.mu.Unlock()
+	for _, m := range ms {
+		if !l.probe(m) {
+			l.memberFailed(m.Member)
 		}
 	}
 }
