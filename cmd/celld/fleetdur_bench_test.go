@@ -215,7 +215,7 @@ func runMode(b *testing.B, bin string, srv *miniotest.Server, mode string) modeR
 	r.ackedSame, r.putsSame = len(same), after["cells"]-before["cells"]
 	for _, p := range procs {
 		p.cmd.Process.Kill()
-		p.cmd.Wait()
+		p.wait()
 	}
 	return r
 }

@@ -70,7 +70,7 @@ func (c *fleetCluster) start(node string) *serveProc {
 	c.procs[node] = p
 	done := make(chan struct{})
 	c.exited[node] = done
-	go func() { p.cmd.Wait(); close(done) }()
+	go func() { p.wait(); close(done) }()
 	return p
 }
 

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -20,6 +21,15 @@ type serveProc struct {
 	stderr   *syncBuf
 	public   string
 	internal string // http://host:port of the internal listener (/state)
+
+	waitOnce sync.Once
+	done     chan struct{} // closed once the process has exited and been reaped
+}
+
+// wait reaps the process once, whoever asks first; later calls just wait.
+func (p *serveProc) wait() {
+	p.waitOnce.Do(func() { p.cmd.Wait(); close(p.done) })
+	<-p.done
 }
 
 // startServe runs `celld serve` as node on bucket with its own state dir
@@ -32,12 +42,12 @@ func startServe(t testing.TB, bin string, srv *miniotest.Server, bucketName, nod
 	cmd.Env = append(os.Environ(), "AWS_ACCESS_KEY_ID="+srv.AccessKey, "AWS_SECRET_ACCESS_KEY="+srv.SecretKey,
 		"CELLD_TTL_MS=2000", "CELLD_WATCH="+stateDir)
 	cmd.Env = append(cmd.Env, extra...)
-	p := &serveProc{cmd: cmd, stderr: &syncBuf{}, public: "http://" + public, internal: "http://" + internal}
+	p := &serveProc{cmd: cmd, stderr: &syncBuf{}, public: "http://" + public, internal: "http://" + internal, done: make(chan struct{})}
 	cmd.Stderr = p.stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	t.Cleanup(func() { cmd.Process.Kill(); p.wait() })
 	deadline := time.Now().Add(30 * time.Second)
 	for {
 		resp, err := http.Get(p.public + "/__celld/health")
@@ -97,7 +107,7 @@ func TestServe_AcknowledgedWritesSurviveKill9(t *testing.T) {
 		acked = v
 	}
 	a.cmd.Process.Signal(syscall.SIGKILL)
-	a.cmd.Wait()
+	a.wait()
 	if err := os.RemoveAll(dirA); err != nil {
 		t.Fatal(err)
 	}
