@@ -74,6 +74,9 @@ type ReplicatorConfig struct {
 	// of the next (compact.go). Zero: DefaultMergeSegments; negative:
 	// never merge (snapshots every SnapshotSegments segments then).
 	MergeSegments int
+	// Fleet, when set, is fleet durability (fleet.go): batches go to the
+	// replication group first and to the bucket behind. Merges are off.
+	Fleet Fleet
 }
 
 // ReplicatorStats are counters of one replicator since it started.
@@ -149,6 +152,12 @@ type Replicator struct {
 	chain      []segment
 	chainKnown bool
 	chainSnap  uint64 // maxTXID of the newest snapshot in chain
+	// Fleet mode (fleet.go).
+	fleetDurable uint64   // last TXID the group proved
+	upq          []queued // proven (or not) batches waiting for their upload
+	upBusy       bool     // an upload of upq in flight
+	flushing     bool     // Close: upload the queue now
+	upKick       chan struct{}
 
 	kick   chan struct{}
 	ctx    context.Context // ends at Close: stops uploads
@@ -185,6 +194,9 @@ func NewReplicator(db *DB, cfg ReplicatorConfig) (*Replicator, error) {
 	}
 	if cfg.MergeSegments == 0 {
 		cfg.MergeSegments = DefaultMergeSegments
+	}
+	if cfg.Fleet != nil {
+		cfg.MergeSegments = -1 // see fleet.go
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
@@ -255,8 +267,15 @@ func NewReplicator(db *DB, cfg ReplicatorConfig) (*Replicator, error) {
 	r.captured.Store(cfg.From.TXID)
 	r.lv = make([]level, mergeLevels)
 	r.afterSnapshot(cfg.From.TXID, r.state.checksum())
-	r.wg.Add(1)
-	go r.run()
+	if cfg.Fleet != nil {
+		r.upKick = make(chan struct{}, 1)
+		r.wg.Add(2)
+		go r.runFleet()
+		go r.runUploads()
+	} else {
+		r.wg.Add(1)
+		go r.run()
+	}
 	db.afterCommit = r.afterCommit
 	db.beforeCall = r.maybeCheckpoint
 	return r, nil
@@ -358,7 +377,7 @@ func (r *Replicator) Checkpoint() (bool, error) {
 		return false, nil
 	}
 	r.mu.Lock()
-	idle := len(r.pending) == 0 && !r.uploading && r.snap == nil && r.merging == 0 && r.durable == r.captured.Load()
+	idle := len(r.pending) == 0 && !r.uploading && !r.upBusy && len(r.upq) == 0 && r.snap == nil && r.merging == 0 && r.durable == r.captured.Load()
 	err := r.err
 	r.mu.Unlock()
 	if err != nil || !idle {
@@ -448,6 +467,15 @@ func (r *Replicator) Close(ctx context.Context) error {
 	r.db.beforeCall = nil
 	if r.db.c != nil {
 		defer r.db.c.dbConfig(sqlite3.SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 0)
+	}
+	if r.cfg.Fleet != nil {
+		r.mu.Lock()
+		r.flushing = true
+		r.mu.Unlock()
+		select {
+		case r.upKick <- struct{}{}:
+		default:
+		}
 	}
 	err := r.WaitDurable(ctx, r.Captured())
 	if err == nil && r.waitSnapshot(ctx, r.inFlightSnapshot()) == nil && r.closeSnapshotDue() {

@@ -15,6 +15,7 @@ import (
 	"github.com/celldgo/celld/bucket"
 	"github.com/celldgo/celld/fleet"
 	"github.com/celldgo/celld/fleet/core"
+	"github.com/celldgo/celld/fleetlog"
 	"github.com/celldgo/celld/host"
 )
 
@@ -153,7 +154,7 @@ func restoreUnderToolLease(ctx context.Context, s bucket.Store, name, path strin
 	if err := fleet.EnsureFormat(ctx, s); err != nil {
 		return 0, err
 	}
-	tool, err := fleet.Start(ctx, s, fleet.Config{Node: toolName(), Kind: core.KindTool, TTL: 10 * time.Second, Logger: log})
+	tool, err := fleetlog.StartGated(ctx, s, fleet.Config{Node: toolName(), Kind: core.KindTool, TTL: 10 * time.Second, Logger: log})
 	if err != nil {
 		return 0, err
 	}

@@ -22,6 +22,7 @@ import (
 	"github.com/celldgo/celld/d1"
 	"github.com/celldgo/celld/fleet"
 	"github.com/celldgo/celld/fleet/core"
+	"github.com/celldgo/celld/fleetlog"
 	"github.com/celldgo/celld/host"
 	"github.com/celldgo/celld/kv"
 	"github.com/celldgo/celld/queue"
@@ -288,7 +289,7 @@ func (r *reach) acquire(ctx context.Context, name string, kind host.Kind) (*host
 			os.RemoveAll(dir)
 			return nil, err
 		}
-		tool, err := fleet.Start(ctx, r.store, fleet.Config{Node: toolName(), Kind: core.KindTool, TTL: 10 * time.Second, Logger: r.log})
+		tool, err := fleetlog.StartGated(ctx, r.store, fleet.Config{Node: toolName(), Kind: core.KindTool, TTL: 10 * time.Second, Logger: r.log})
 		if err != nil {
 			os.RemoveAll(dir)
 			return nil, err

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/urfave/cli/v3"
@@ -133,6 +134,18 @@ func serveCommand(g *globals) *cli.Command {
 			if err != nil {
 				return err
 			}
+			fleetUpload, err := envInt("CELLD_FLEET_UPLOAD_MS")
+			if err != nil {
+				return err
+			}
+			recoveryRetry, err := envInt("CELLD_RECOVERY_RETRY_MS")
+			if err != nil {
+				return err
+			}
+			recoveryRetries, err := envInt("CELLD_RECOVERY_RETRIES")
+			if err != nil {
+				return err
+			}
 			cacheBytes, err := envInt("CELLD_CACHE_BYTES")
 			if err != nil {
 				return err
@@ -187,7 +200,10 @@ func serveCommand(g *globals) *cli.Command {
 				MaxWebSockets:  int(maxSockets),
 				AccessLog:      os.Getenv("CELLD_ACCESS_LOG") == "1",
 				MaxRequestBody: maxBodyMB << 20, BodyMemory: bodyMemMB << 20, MaxConns: int(maxConns),
-				TakeoverWait: takeoverWait,
+				TakeoverWait:  takeoverWait,
+				Durability:    strings.TrimSpace(os.Getenv("CELLD_DURABILITY")),
+				FleetUpload:   time.Duration(fleetUpload) * time.Millisecond,
+				RecoveryRetry: time.Duration(recoveryRetry) * time.Millisecond, RecoveryRetries: int(recoveryRetries),
 			})
 			var fe *server.FenceError
 			var sf *server.StoreFaultError

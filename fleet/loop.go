@@ -72,6 +72,18 @@ func (n *Node) run(f core.Effect) {
 			}
 			return d
 		})
+	case core.Recover:
+		n.inflight.Add(1)
+		go func() {
+			defer n.inflight.Done()
+			d := core.Done{Op: f.Op, Outcome: core.Applied}
+			if err := n.cfg.Recover(n.ctx, f.Node, f.Session); err != nil {
+				n.log.Warn("takeover recovery gate", "cell", f.Cell, "node", f.Node, "session", f.Session, "err", err)
+				d.Outcome, d.Data = core.Failed, []byte(err.Error())
+			}
+			d.Now = n.nowMS()
+			n.post(d)
+		}()
 	case core.SetTimer:
 		if t := n.timers[f.Timer]; t != nil {
 			t.Stop()

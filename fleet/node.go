@@ -70,6 +70,11 @@ type Config struct {
 	// names) and how long it took. Called off the decision loop; it must
 	// not block.
 	OnRenewal func(outcome string, took time.Duration)
+	// Recover, when set (fleet durability), is the takeover recovery gate:
+	// before a cell is claimed from a session that did not release it,
+	// Recover settles that session's node log (retrying as it sees fit);
+	// an error leaves the cell unclaimed (ErrUnavailable).
+	Recover func(ctx context.Context, node, session string) error
 }
 
 // Node is a running lease holder. All decisions run on one goroutine.
@@ -150,6 +155,7 @@ func Start(ctx context.Context, store bucket.Store, cfg Config) (*Node, error) {
 	n.m = core.New(core.Config{
 		Node: cfg.Node, Session: n.session, Resume: cfg.ResumeSession != "", Advertise: cfg.Advertise, Version: cfg.Version, Kind: cfg.Kind,
 		Started: n.nowMS(), TTL: cfg.TTL.Milliseconds(), Margin: cfg.Margin.Milliseconds(), WaitForPrevious: cfg.WaitForPrevious,
+		RecoveryGate: cfg.Recover != nil,
 	})
 	n.ctx, n.stop = context.WithCancel(context.Background())
 	go n.loop()

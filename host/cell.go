@@ -78,10 +78,7 @@ func (c *Cell) Gate(ctx context.Context) error {
 		return nil // nothing written since the last confirmation
 	}
 	start := time.Now()
-	err := c.repl.WaitDurable(ctx, txid)
-	if err == nil {
-		err = c.confirm(ctx, txid)
-	}
+	err := c.waitProof(ctx, txid)
 	if err != nil && ctx.Err() != nil {
 		c.h.gateWaited("withheld", start)
 		return fmt.Errorf("output of %s withheld: %w", c.name, context.Cause(ctx))
@@ -94,6 +91,28 @@ func (c *Cell) Gate(ctx context.Context) error {
 	}
 	c.h.gateWaited("passed", start)
 	return nil
+}
+
+// waitProof waits until txid is durable: on the group's fsyncs (fleet
+// mode; no re-read), or in the bucket and then confirmed by a re-read of
+// own.json.
+func (c *Cell) waitProof(ctx context.Context, txid uint64) error {
+	if c.h.fleet != nil {
+		fleet, err := c.repl.WaitProof(ctx, txid)
+		if err != nil {
+			return err
+		}
+		if fleet {
+			for cur := c.confirmed.Load(); txid > cur && !c.confirmed.CompareAndSwap(cur, txid); cur = c.confirmed.Load() {
+			}
+			return nil
+		}
+		return c.confirm(ctx, txid)
+	}
+	if err := c.repl.WaitDurable(ctx, txid); err != nil {
+		return err
+	}
+	return c.confirm(ctx, txid)
 }
 
 // confirmRound is one re-read of own.json; it covers every commit that was
@@ -181,6 +200,16 @@ func (c *Cell) Stop(ctx context.Context, phase Phase) error {
 	}
 	if err := c.db.Close(); err != nil {
 		c.log.Warn("close cell database", "err", err)
+	}
+	if flushErr != nil && c.h.fleet != nil && c.Owned() {
+		// Fleet-acknowledged writes may be on followers only: releasing
+		// would let a successor restore without them. Leave the record
+		// for the recovery gate.
+		if c.h.lostTail != nil {
+			c.h.lostTail(c.name, flushErr)
+		}
+		c.cancel(fmt.Errorf("%w: %s stopped unflushed", fleet.ErrNotOwner, c.name))
+		return flushErr
 	}
 	if c.Owned() {
 		if flushErr == nil {

@@ -71,6 +71,22 @@ type Host struct {
 	// "refused" (the write or the ownership could not be confirmed), and
 	// for how long. Set it before the first Open; it must not block.
 	OnGateWait func(outcome string, took time.Duration)
+
+	// Fleet durability (UseFleet): batches go to the replication group
+	// first; a gate passes on the group's fsyncs with no ownership
+	// re-read (the takeover recovery gate fences the old session
+	// instead). lostTail hears of a cell stopped with fleet-acknowledged
+	// writes the bucket may not have: it must not be released.
+	fleet    cell.Fleet
+	lostTail func(cell string, err error)
+}
+
+// UseFleet turns fleet durability on for cells opened from now on.
+// lostTail is called when a stop could not flush such a cell to the
+// bucket (the cell is then left unreleased, for the takeover recovery
+// gate of this session's successor); the node must stop the session.
+func (h *Host) UseFleet(f cell.Fleet, lostTail func(cell string, err error)) {
+	h.fleet, h.lostTail = f, lostTail
 }
 
 func (h *Host) gateWaited(outcome string, start time.Time) {
@@ -153,7 +169,7 @@ func (h *Host) start(name, path string, owner *fleet.Owner, from cell.RestoreInf
 	if err != nil {
 		return nil, h.abandon(name, fmt.Errorf("open %s: %w", path, err))
 	}
-	repl, err := cell.NewReplicator(db, cell.ReplicatorConfig{Store: h.store, Cell: name, Epoch: owner.Epoch, From: from, Logger: h.log})
+	repl, err := cell.NewReplicator(db, cell.ReplicatorConfig{Store: h.store, Cell: name, Epoch: owner.Epoch, From: from, Logger: h.log, Fleet: h.fleet})
 	if err != nil {
 		db.Close()
 		return nil, h.abandon(name, fmt.Errorf("replicate: %w", err))

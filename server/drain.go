@@ -253,6 +253,7 @@ func (n *node) state() api.State {
 	st.CellCount = len(st.Cells)
 	st.Requests, st.Errors = n.requests.total.Load(), n.requests.errors.Load()
 	o.alarmState(&st)
+	st.Durability = n.durability.state()
 	st.Deployment, st.LoadFailed, st.LoadError = n.apps.loaded()
 	if o.drain.active.Load() {
 		st.Draining, st.Health, st.Mode = true, "draining", "handoff"

@@ -127,6 +127,13 @@ type Options struct {
 	// room within 10 s is refused (503). Default DefaultBodyMemory, and
 	// never below MaxRequestBody.
 	BodyMemory int64
+	// Durability is "bucket" (default) or "fleet" (CELLD_DURABILITY;
+	// fleet.go), with FleetUpload (CELLD_FLEET_UPLOAD_MS), RecoveryRetry
+	// and RecoveryRetries (CELLD_RECOVERY_RETRY_MS, _RETRIES).
+	Durability      string
+	FleetUpload     time.Duration
+	RecoveryRetry   time.Duration
+	RecoveryRetries int
 }
 
 // DevOptions are celld dev's additions to a node.
@@ -160,8 +167,13 @@ type node struct {
 	started        time.Time
 	shutdown       chan shutdownRequest // POST /shutdown
 
-	requests requestCounter // public Worker requests and their 5xx, for /state
+	requests   requestCounter   // public Worker requests and their 5xx, for /state
+	durability *fleetDurability // nil in bucket mode
 }
+
+// FenceFleetTail is the fence reason of a node that stopped a cell with
+// fleet-acknowledged writes it could not flush to the bucket.
+const FenceFleetTail = "fleet_tail_unflushed_fence"
 
 // ErrFenced is returned by Run when the node fenced itself.
 var ErrFenced = errors.New("SELF-FENCE")
@@ -243,6 +255,19 @@ func Run(ctx context.Context, o Options) error {
 	if o.StateDir == "" {
 		o.StateDir = filepath.Join(".celld", "state")
 	}
+	fd, err := newFleetDurability(o, secret, log)
+	if err != nil {
+		return err
+	}
+	if fd != nil {
+		// Followers' seal requests are answered from now on: a node
+		// restarting with others lets them recover from its disk first.
+		startMux := http.NewServeMux()
+		fd.routes(startMux, secret)
+		startMux.Handle("/", startingHandler(o.Node, m))
+		intH.set(startMux)
+		defer fd.close()
+	}
 	// A preserve drain left this node's session and cells for us.
 	preserved, err := takeResume(o.StateDir, o.Node)
 	if err != nil {
@@ -253,6 +278,9 @@ func Run(ctx context.Context, o Options) error {
 		WaitForPrevious: o.WaitForPrevious, Logger: log, OnRenewal: m.LeaseRenewal}
 	if preserved != nil {
 		fcfg.ResumeSession = preserved.Session
+	}
+	if fd != nil {
+		fcfg.Recover = fd.rec.Recover
 	}
 	fn, err := fleet.Start(ctx, o.Store, fcfg)
 	if err != nil {
@@ -294,6 +322,9 @@ func Run(ctx context.Context, o Options) error {
 		o.Builtins = DefaultBuiltins()
 	}
 	objs.builtins = host.NewRegistry(o.Builtins...)
+	if fd != nil {
+		fd.started(fn, objs, log)
+	}
 	if o.Clock != nil {
 		objs.now = o.Clock
 	}
@@ -304,7 +335,7 @@ func Run(ctx context.Context, o Options) error {
 		o.DrainTimeout = 25 * time.Second
 	}
 	n := &node{opts: o, log: log, metrics: m, fleet: fn, apps: &apps{store: o.Store, log: log, objects: objs, syncCtx: ctx, cache: httpcache.New(o.CacheBytes)}, objects: objs,
-		advertise: advertise, shutdown: make(chan shutdownRequest, 1), pubCap: pubCap, intCap: intCap}
+		advertise: advertise, shutdown: make(chan shutdownRequest, 1), pubCap: pubCap, intCap: intCap, durability: fd}
 	if n.apps.assetCache, err = newAssetCache(n.apps, o); err != nil {
 		cctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
@@ -362,6 +393,11 @@ func Run(ctx context.Context, o Options) error {
 	})
 	intMux := http.NewServeMux()
 	objs.peer.routes(intMux)
+	var lostTail chan error
+	if fd != nil {
+		fd.routes(intMux, secret)
+		lostTail = fd.lost
+	}
 	intMux.HandleFunc("GET /state", n.serveState)
 	intMux.HandleFunc("POST /shutdown", n.serveShutdown)
 	intMux.Handle("GET /metrics", m.Handler())
@@ -385,6 +421,13 @@ func Run(ctx context.Context, o Options) error {
 		// Write nothing more; exit at once.
 		m.SelfFence(fn.FenceReason())
 		return &FenceError{Reason: fn.FenceReason()}
+	case err := <-lostTail:
+		// A cell's fleet-acknowledged tail may be on followers only: end
+		// the session without releasing anything more, so that its
+		// successor's recovery gate collects the tails.
+		log.Error("SELF-FENCE: "+FenceFleetTail, "node", o.Node, "err", err)
+		fn.Abandon()
+		return &FenceError{Reason: FenceFleetTail}
 	case <-ctx.Done():
 		log.Info("shutting down", "node", o.Node, "cause", "signal")
 		return n.drainAndStop(pubSrv, intSrv, false)

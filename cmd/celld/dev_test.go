@@ -37,7 +37,7 @@ func copyDir(t *testing.T, src, dst string) {
 	}
 }
 
-func freePort(t *testing.T) string {
+func freePort(t testing.TB) string {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

@@ -19,7 +19,7 @@ import (
 	"github.com/celldgo/celld/internal/miniotest"
 )
 
-func buildCelld(t *testing.T) string {
+func buildCelld(t testing.TB) string {
 	t.Helper()
 	bin := filepath.Join(t.TempDir(), "celld")
 	out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput()

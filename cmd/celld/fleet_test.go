@@ -183,7 +183,7 @@ func counterCell(name string) string {
 	return "Counter:" + worker.ObjectIDFromName("Counter", name)
 }
 
-func deployCounter(t *testing.T, bin string, srv *miniotest.Server, bucketName string) {
+func deployCounter(t testing.TB, bin string, srv *miniotest.Server, bucketName string) {
 	t.Helper()
 	cmd := exec.Command(bin, "deploy", "../../examples/counter", "--bucket", "s3://"+bucketName, "--endpoint", srv.Endpoint)
 	cmd.Env = append(os.Environ(), "AWS_ACCESS_KEY_ID="+srv.AccessKey, "AWS_SECRET_ACCESS_KEY="+srv.SecretKey)

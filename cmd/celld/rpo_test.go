@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -16,25 +17,37 @@ import (
 )
 
 type serveProc struct {
-	cmd    *exec.Cmd
-	stderr *syncBuf
-	public string
+	cmd      *exec.Cmd
+	stderr   *syncBuf
+	public   string
+	internal string // http://host:port of the internal listener (/state)
+
+	waitOnce sync.Once
+	done     chan struct{} // closed once the process has exited and been reaped
 }
 
-// startServe runs `celld serve` as node on bucket with its own state dir.
-func startServe(t *testing.T, bin string, srv *miniotest.Server, bucketName, node, stateDir string) *serveProc {
+// wait reaps the process once, whoever asks first; later calls just wait.
+func (p *serveProc) wait() {
+	p.waitOnce.Do(func() { p.cmd.Wait(); close(p.done) })
+	<-p.done
+}
+
+// startServe runs `celld serve` as node on bucket with its own state dir
+// (extra: more environment, NAME=value).
+func startServe(t testing.TB, bin string, srv *miniotest.Server, bucketName, node, stateDir string, extra ...string) *serveProc {
 	t.Helper()
 	public, internal := freePort(t), freePort(t)
 	cmd := exec.Command(bin, "serve", "--bucket", "s3://"+bucketName, "--endpoint", srv.Endpoint,
 		"--node", node, "--listen", public, "--internal-listen", internal)
 	cmd.Env = append(os.Environ(), "AWS_ACCESS_KEY_ID="+srv.AccessKey, "AWS_SECRET_ACCESS_KEY="+srv.SecretKey,
 		"CELLD_TTL_MS=2000", "CELLD_WATCH="+stateDir)
-	p := &serveProc{cmd: cmd, stderr: &syncBuf{}, public: "http://" + public}
+	cmd.Env = append(cmd.Env, extra...)
+	p := &serveProc{cmd: cmd, stderr: &syncBuf{}, public: "http://" + public, internal: "http://" + internal, done: make(chan struct{})}
 	cmd.Stderr = p.stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	t.Cleanup(func() { cmd.Process.Kill(); p.wait() })
 	deadline := time.Now().Add(30 * time.Second)
 	for {
 		resp, err := http.Get(p.public + "/__celld/health")
@@ -94,7 +107,7 @@ func TestServe_AcknowledgedWritesSurviveKill9(t *testing.T) {
 		acked = v
 	}
 	a.cmd.Process.Signal(syscall.SIGKILL)
-	a.cmd.Wait()
+	a.wait()
 	if err := os.RemoveAll(dirA); err != nil {
 		t.Fatal(err)
 	}

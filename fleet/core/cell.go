@@ -131,6 +131,14 @@ func (m *Machine) onCellDone(fx *effects, name string, e Done) {
 		}
 	case CellCheckingLease:
 		m.judgeOwner(fx, e, name, c)
+	case CellRecovering:
+		if e.Outcome != Applied {
+			m.giveUp(fx, name, fmt.Sprintf("recovery of session %s of node %s pending: %s", c.prev.Session, c.prev.Node, e.Data))
+			return
+		}
+		// Claim on the record as read: if it changed meanwhile, the CAS
+		// is refused and we look again.
+		m.claim(fx, name, c, c.prev.Epoch+1)
 	case CellClaiming:
 		switch e.Outcome {
 		case Applied:
@@ -183,7 +191,7 @@ func (m *Machine) onCellDone(fx *effects, name string, e Done) {
 func (m *Machine) judgeOwner(fx *effects, e Done, name string, c *cell) {
 	switch e.Outcome {
 	case NotFound:
-		m.claim(fx, name, c, c.prev.Epoch+1) // owner's lease is gone
+		m.takeOver(fx, name, c) // owner's lease is gone
 		return
 	case Applied:
 	default:
@@ -196,11 +204,23 @@ func (m *Machine) judgeOwner(fx *effects, e Done, name string, c *cell) {
 		return
 	}
 	if l.Session != c.prev.Session || c.issuedAt > l.Expires+m.cfg.Margin || m.observedDead(l, c.issuedAt, e.Now) {
-		m.claim(fx, name, c, c.prev.Epoch+1)
+		m.takeOver(fx, name, c)
 		return
 	}
 	m.forget(name)
 	fx.reply(name, AcquireResult{Kind: Elsewhere, Node: l.Node, Advertise: l.Advertise, Expires: l.Expires})
+}
+
+// takeOver claims a cell from a dead owner that did not release it; with
+// the recovery gate on, the previous session's node log is settled first.
+func (m *Machine) takeOver(fx *effects, name string, c *cell) {
+	if !m.cfg.RecoveryGate {
+		m.claim(fx, name, c, c.prev.Epoch+1)
+		return
+	}
+	c.phase = CellRecovering
+	c.op = m.newOp(opTarget{cell: name})
+	fx.add(Recover{Op: c.op, Cell: name, Node: c.prev.Node, Session: c.prev.Session})
 }
 
 func (m *Machine) release(fx *effects, now int64, name string) {

@@ -33,6 +33,10 @@ type Config struct {
 	// WaitForPrevious makes a node whose name is held by a live session
 	// wait for that lease to expire; otherwise it reports StartFailed.
 	WaitForPrevious bool
+	// RecoveryGate (fleet durability) runs the takeover recovery gate
+	// (Recover) before claiming a cell from a session that did not
+	// release it.
+	RecoveryGate bool
 	// Resume says Session is a previous process's session, carried over by
 	// a restart after a preserve drain: a lease record of that session is
 	// ours to renew, not a predecessor to wait for.
@@ -52,6 +56,9 @@ const (
 	MutSkipOwnerLeaseCheck          // take an unreleased cell without reading its owner's lease
 	MutAmbiguousAsRejected          // treat an ambiguous release as not applied: keep serving the cell
 	MutObserveTooShort              // count an owner dead after seeing its lease unchanged for half a TTL
+	MutAckBeforeAllFsynced          // fleet: acknowledge once one member (not every member) fsynced
+	MutSkipRecoveryGate             // fleet: take a cell without settling the previous session's log
+	MutErrorAsAbsent                // fleet: count a member that did not answer the seal as holding nothing
 )
 
 // Settle and retry bounds.

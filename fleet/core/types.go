@@ -177,6 +177,19 @@ func (Reply) effect()           {}
 func (StartFailed) effect()     {}
 func (PredecessorLive) effect() {}
 func (Released) effect()        {}
+func (Recover) effect()         {}
+
+// Recover (fleet durability, Config.RecoveryGate): before claiming a cell
+// that Session (of Node) owned and did not release, run the takeover
+// recovery gate on that session's node log. Answered by Done: Applied when
+// the log is settled (sealed, or absent and now created sealed), anything
+// else when this attempt failed (Data: why); the claim is then not made.
+type Recover struct {
+	Op      OpID
+	Cell    string
+	Node    string
+	Session string
+}
 
 // ResultKind says how an Acquire ended.
 type ResultKind uint8
@@ -232,8 +245,9 @@ const (
 	CellSettling                           // re-reading own.json after an ambiguous claim
 	CellOwned                              // ours at Epoch
 	CellReleasing                          // release CAS in flight
+	CellRecovering                         // the takeover recovery gate runs on the previous session
 )
 
-var cellPhaseNames = [...]string{"", "reading_owner", "checking_owner_lease", "claiming", "settling", "owned", "releasing"}
+var cellPhaseNames = [...]string{"", "reading_owner", "checking_owner_lease", "claiming", "settling", "owned", "releasing", "recovering"}
 
 func (p CellPhase) String() string { return cellPhaseNames[p] }

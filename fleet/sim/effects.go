@@ -58,6 +58,13 @@ func (w *world) effect(nd *node, session string, ev core.Event, f core.Effect) {
 		w.crash(nd, "SELF-FENCE: "+f.Reason+" "+f.Detail)
 	case core.StartFailed:
 		w.fail("%s(%s) could not start: %s", nd.name, session, f.Detail)
+	case core.Recover:
+		// The recovery gate's outcome: settled, or this attempt failed.
+		o := core.Applied
+		if w.chance(0.2) {
+			o = core.Failed
+		}
+		w.done(nd, session, core.Done{Op: f.Op, Outcome: o}, w.latency()+w.latency())
 	case core.Ready, core.Reply, core.Released, core.PredecessorLive:
 	}
 }

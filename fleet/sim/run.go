@@ -84,6 +84,7 @@ func (w *world) boot(nd *node) {
 	nd.m = core.New(core.Config{
 		Node: nd.name, Session: nd.session, Advertise: nd.name + ":8081", Version: "sim",
 		Started: w.clock(nd), TTL: ttl, Margin: w.o.Margin, WaitForPrevious: true, Mutation: w.o.Mutation,
+		RecoveryGate: w.o.RecoveryGate,
 	})
 	w.tracef("%s boots as %s", nd.name, nd.session)
 	w.deliver(nd, nd.session, func(now int64) core.Event { return core.Start{Now: now} })

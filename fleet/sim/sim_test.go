@@ -78,3 +78,16 @@ func TestSim_ObservationRuleUnderWideSkew(t *testing.T) {
 	}
 	t.Logf("%d schedules with clocks up to ±120 s apart, 0 violations", n)
 }
+
+// TestSim_RecoveryGate runs the lease schedules with the takeover
+// recovery gate in the acquisition path (fleet durability): one writer per
+// epoch and liveness must hold with the extra step, failures included.
+func TestSim_RecoveryGate(t *testing.T) {
+	n := *seeds / 30
+	for s := *first; s < *first+uint64(n); s++ {
+		if r := Run(Options{Seed: s, RecoveryGate: true}); r.Violation != "" {
+			t.Fatalf("seed %d: %s", s, r.Violation)
+		}
+	}
+	t.Logf("%d schedules with the recovery gate, 0 violations", n)
+}

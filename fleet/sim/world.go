@@ -31,6 +31,9 @@ type Options struct {
 	// Margin is the core's skew margin (core.Config.Margin). Default 5000;
 	// a huge one leaves takeover to the observation rule alone.
 	Margin int64
+	// RecoveryGate turns the core's takeover recovery gate on (its
+	// outcome is simulated: settled, or failed one time in five).
+	RecoveryGate bool
 }
 
 // Result of one run.

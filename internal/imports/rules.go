@@ -35,7 +35,7 @@ var dataPlane = []string{"d1", "kv", "r2", "queue", "assets"}
 // cmd; internal/ and bench/ are test and benchmark support, free to use
 // what they test.
 var Rules = func() []Rule {
-	below := []string{"bucket", "fleet", "diagnose", "deploy", "worker", "cell", "host", "server", "tui", "internal", "wake", "assets", "metrics", "cron", "httpcache"}
+	below := []string{"bucket", "fleet", "fleetlog", "diagnose", "deploy", "worker", "cell", "host", "server", "tui", "internal", "wake", "assets", "metrics", "cron", "httpcache"}
 	below = append(below, dataPlane...)
 	rs := []Rule{
 		{Package: "cmd/celld", May: []string{"cli"}},
@@ -52,13 +52,16 @@ var Rules = func() []Rule {
 		{Package: "httpcache", Ban: []string{engine}},
 		{Package: "cell", May: []string{"bucket", "fleet"}, Ban: []string{engine}},
 		{Package: "host", May: []string{"cell", "fleet", "bucket"}, Ban: []string{engine}},
+		// Fleet durability: a node's replication group, its followers'
+		// disks and the takeover recovery gate.
+		{Package: "fleetlog", May: []string{"cell", "fleet", "bucket"}, Ban: []string{engine}},
 		// Alarm wake-ups across the fleet: the wake/ layout and the waker.
 		{Package: "wake", May: []string{"bucket", "fleet"}, Ban: []string{engine}},
 		// A node's Prometheus series and the instrumented bucket client;
 		// the packages that report to it (server) import it, the ones
 		// below report through plain hooks and stay free of it.
 		{Package: "metrics", May: []string{"bucket"}, Ban: []string{engine}},
-		{Package: "server", May: append([]string{"bucket", "fleet", "diagnose", "deploy", "worker", "cell", "host", "server", "wake", "assets", "metrics", "cron", "httpcache"}, dataPlane...)},
+		{Package: "server", May: append([]string{"bucket", "fleet", "fleetlog", "diagnose", "deploy", "worker", "cell", "host", "server", "wake", "assets", "metrics", "cron", "httpcache"}, dataPlane...)},
 		// Cron triggers: the dialect (spec, standard library only, so
 		// deploy validates with it) and the cron:<script> cell kind.
 		{Package: "cron/spec", Ban: []string{engine}},

@@ -45,6 +45,8 @@ type State struct {
 	// Summary: this is a summary answer (GET /state?summary=1&top=N):
 	// counters, and at most N cells, the busiest first.
 	Summary bool `json:"summary,omitempty"`
+	// Durability is how this node proves writes durable.
+	Durability Durability `json:"durability"`
 
 	RSSBytes       uint64 `json:"rss_bytes"`
 	HeapBytes      uint64 `json:"heap_bytes"`
@@ -125,4 +127,35 @@ type Replication struct {
 	Snapshots    int    `json:"snapshots"` // full snapshots uploaded
 	Bytes        int64  `json:"bytes"`     // LTX bytes uploaded
 	Retries      int    `json:"retries"`   // uploads tried again after a failure
+}
+
+// Durability is a node's durability mode and, in fleet mode, its
+// replication group, node log session and recoveries.
+type Durability struct {
+	Mode string `json:"mode"` // "bucket" or "fleet"
+	// Fleet mode only:
+	Disk      string     `json:"disk,omitempty"` // this node's follower disk identity
+	Followers []Follower `json:"followers,omitempty"`
+	Joining   string     `json:"joining,omitempty"` // a follower being caught up
+	// LogRecord is the state of this session's node log record: "" (not
+	// created: no fleet acknowledgement yet), "open", "recovering" or
+	// "sealed" (a successor took this session over; LogFenced then).
+	LogRecord string `json:"log_record,omitempty"`
+	LogFenced bool   `json:"log_fenced,omitempty"`
+	// RetainedBytes: segments this owner holds that the bucket may lack;
+	// FollowerRetainedBytes: what this node's disk retains for other
+	// nodes' sessions (FollowerSessions of them).
+	RetainedBytes         int64 `json:"retained_bytes"`
+	FollowerRetainedBytes int64 `json:"follower_retained_bytes"`
+	FollowerSessions      int   `json:"follower_sessions"`
+	FleetAcked            int64 `json:"fleet_acked"`   // segments proven on followers
+	BucketProofs          int64 `json:"bucket_proofs"` // segments left to the bucket (no group)
+	RecoveryInProgress    int   `json:"recovery_in_progress"`
+	Recovered             int64 `json:"recovered"` // sessions this node recovered
+}
+
+// Follower is one member of a replication group.
+type Follower struct {
+	Node string `json:"node"`
+	Disk string `json:"disk"`
 }

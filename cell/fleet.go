@@ -1,0 +1,238 @@
+package cell
+
+import (
+	"context"
+	"fmt"
+	"time"
+)
+
+// Fleet durability (CELLD_DURABILITY=fleet): a replicator with a Fleet
+// sends each batch to the node's replication group first, and counts it
+// proven once every member fsynced it (FleetDurable); the bucket upload
+// follows behind (write-behind), merging every batch proven since the last
+// upload into one object. A batch the group could not prove (no follower,
+// a member gone) is uploaded at once, and its proof is the bucket's.
+//
+// The follower batches and the merged uploads end at the same TXIDs, so
+// the objects a recovery uploads from a follower's disk nest inside the
+// merged ones (restore takes the furthest-reaching object at each step);
+// for the same reason compaction merges are off in this mode (they would
+// cut across the merged uploads), and snapshots keep the chain short.
+
+// Fleet is where a fleet-mode replicator sends its batches (package
+// fleetlog implements it for a node).
+type Fleet interface {
+	// Append sends one LTX segment to the replication group and reports
+	// whether every member fsynced it (a fleet proof). false: no proof
+	// (no group, or it changed); the bucket upload must prove it.
+	Append(ctx context.Context, s Segment) bool
+	// Uploaded says the bucket holds cell's segments at epoch through
+	// txid: members may drop them.
+	Uploaded(cell string, epoch, txid uint64)
+	// Delay is how long a proven batch may wait for its upload.
+	Delay() time.Duration
+	// Urgent is closed when every proven batch should be uploaded now
+	// (the group needs the bucket to hold everything before it can
+	// shrink); a fresh channel is returned after each.
+	Urgent() <-chan struct{}
+}
+
+// Segment is one batch as sent to the group: the LTX file of TXIDs
+// Min..Max at Epoch, uploaded (by whoever gets to it) as
+// LTXKey(Cell, Epoch, Min, Max). After is the last TXID the bucket held
+// when it was sent.
+type Segment struct {
+	Cell     string
+	Epoch    uint64
+	Min, Max uint64
+	After    uint64
+	Data     []byte
+}
+
+// FleetMaxSegment is the largest segment sent to the group; a larger batch
+// (a big snapshot) is proven by its bucket upload.
+const FleetMaxSegment = 4 << 20
+
+type queued struct {
+	b      *batch
+	proven bool
+	at     time.Time
+}
+
+// FleetDurable is the last TXID proven on followers' disks or in the bucket.
+func (r *Replicator) FleetDurable() uint64 {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return max(r.fleetDurable, r.durable)
+}
+
+// WaitProof returns when txid is proven: fleet true when by the group's
+// fsyncs (no ownership re-read needed), false when by the bucket (the
+// caller re-reads ownership). Errors as WaitDurable's.
+func (r *Replicator) WaitProof(ctx context.Context, txid uint64) (fleet bool, err error) {
+	for {
+		r.mu.Lock()
+		durable, fd, rerr, closed, changed := r.durable, r.fleetDurable, r.err, r.closed, r.changed
+		r.mu.Unlock()
+		switch {
+		case rerr != nil:
+			return false, rerr
+		case durable >= txid:
+			return false, nil
+		case fd >= txid:
+			return true, nil
+		case closed:
+			return false, fmt.Errorf("wait for TXID %d: %w", txid, ErrReplicatorClosed)
+		}
+		select {
+		case <-changed:
+		case <-ctx.Done():
+			return false, fmt.Errorf("wait for TXID %d (proven %d): %w", txid, max(durable, fd), context.Cause(ctx))
+		}
+	}
+}
+
+// runFleet is the group stage of a fleet-mode replicator: one batch at a
+// time, oldest first, to the group; then into the upload queue.
+func (r *Replicator) runFleet() {
+	defer r.wg.Done()
+	for {
+		r.mu.Lock()
+		var b *batch
+		if len(r.pending) > 0 && r.err == nil {
+			b = r.pending[0]
+			r.pending = r.pending[1:]
+			if b == r.open {
+				r.open = nil
+			}
+			if b.full {
+				r.lastSnap = max(r.lastSnap, b.max)
+			}
+			r.uploading = true
+		}
+		after := r.durable
+		r.mu.Unlock()
+		if b == nil {
+			select {
+			case <-r.kick:
+				continue
+			case <-r.ctx.Done():
+				return
+			}
+		}
+		proven := false
+		if data, err := encodeBatch(b, r.state.pageSize, r.wal, r.dbf); err != nil {
+			r.fail(fmt.Errorf("encode ltx %d-%d: %w", b.min, b.max, err))
+		} else if len(data) <= FleetMaxSegment {
+			proven = r.cfg.Fleet.Append(r.ctx, Segment{Cell: r.cfg.Cell, Epoch: r.cfg.Epoch, Min: b.min, Max: b.max, After: after, Data: data})
+		}
+		r.mu.Lock()
+		r.uploading = false
+		if proven && b.max > r.fleetDurable {
+			r.fleetDurable = b.max
+			r.notify()
+		}
+		r.upq = append(r.upq, queued{b: b, proven: proven, at: time.Now()})
+		r.mu.Unlock()
+		select {
+		case r.upKick <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// runUploads is the write-behind stage: it uploads the queue as one merged
+// object once its oldest batch waited Delay, at once when a batch has no
+// fleet proof or the replicator is closing.
+func (r *Replicator) runUploads() {
+	defer r.wg.Done()
+	var timer *time.Timer
+	force := false
+	for {
+		urgent := r.cfg.Fleet.Urgent()
+		r.mu.Lock()
+		var wait time.Duration
+		if len(r.upq) > 0 {
+			wait = time.Until(r.upq[0].at.Add(r.cfg.Fleet.Delay()))
+			for _, q := range r.upq {
+				if !q.proven {
+					wait = 0
+				}
+			}
+			if r.flushing || force {
+				wait = 0
+			}
+		}
+		var run []queued
+		if len(r.upq) > 0 && wait <= 0 {
+			run, r.upq = r.upq, nil
+			r.upBusy = true
+			force = false
+		}
+		r.mu.Unlock()
+		if run == nil {
+			var tc <-chan time.Time
+			if len(r.upq) > 0 && wait > 0 {
+				if timer == nil {
+					timer = time.NewTimer(wait)
+				} else {
+					timer.Reset(wait)
+				}
+				tc = timer.C
+			}
+			select {
+			case <-r.upKick:
+			case <-urgent:
+				force = true
+			case <-tc:
+			case <-r.ctx.Done():
+				return
+			}
+			continue
+		}
+		m := mergeBatches(run)
+		err := r.ship(m)
+		r.mu.Lock()
+		r.upBusy = false
+		if err == nil {
+			r.stats.Segments++
+			r.chainUploaded(r.segmentOf(m))
+			r.advance(m.max)
+		}
+		r.mu.Unlock()
+		if err != nil {
+			return // closing, or failed for good
+		}
+		r.cfg.Fleet.Uploaded(r.cfg.Cell, r.cfg.Epoch, m.max)
+	}
+}
+
+// mergeBatches is one batch standing for a run of consecutive ones: from
+// the last full batch of the run (a snapshot supersedes what came before),
+// every later page image wins.
+func mergeBatches(run []queued) *batch {
+	start := 0
+	for i, q := range run {
+		if q.b.full {
+			start = i
+		}
+	}
+	run = run[start:]
+	if len(run) == 1 {
+		return run[0].b
+	}
+	first := run[0].b
+	m := &batch{min: first.min, pre: first.pre, full: first.full, inline: first.inline, pages: map[uint32]pageRef{}}
+	for _, q := range run {
+		for pg, ref := range q.b.pages {
+			m.pages[pg] = ref
+		}
+		m.max, m.post, m.commit = q.b.max, q.b.post, q.b.commit
+	}
+	for pg := range m.pages {
+		if pg > m.commit {
+			delete(m.pages, pg) // the database shrank since
+		}
+	}
+	return m
+}

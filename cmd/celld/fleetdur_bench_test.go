@@ -1,0 +1,229 @@
+package main
+
+import (
+	"fmt"
+	"net"
+	"net/http"
+	"net/http/httputil"
+	"net/url"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/celldgo/celld/internal/miniotest"
+)
+
+// latencyProxy sits in front of MinIO and adds a fixed delay to every
+// request, modelling a region-local object store; it counts PUTs by the
+// first segment of their key.
+type latencyProxy struct {
+	delay time.Duration
+	mu    sync.Mutex
+	puts  map[string]int
+	addr  string
+	srv   *http.Server
+}
+
+func startLatencyProxy(t testing.TB, target string, delay time.Duration) *latencyProxy {
+	u, err := url.Parse(target)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &latencyProxy{delay: delay, puts: map[string]int{}, addr: "http://" + l.Addr().String()}
+	rp := httputil.NewSingleHostReverseProxy(u) // keeps the signed Host header
+	p.srv = &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		time.Sleep(p.delay)
+		if r.Method == http.MethodPut {
+			// /<bucket>/<prefix>/...
+			parts := strings.SplitN(strings.TrimPrefix(r.URL.Path, "/"), "/", 3)
+			key := "?"
+			if len(parts) > 1 {
+				key = parts[1]
+			}
+			p.mu.Lock()
+			p.puts[key]++
+			p.mu.Unlock()
+		}
+		rp.ServeHTTP(w, r)
+	})}
+	go p.srv.Serve(l)
+	t.Cleanup(func() { p.srv.Close() })
+	return p
+}
+
+func (p *latencyProxy) snapshot() map[string]int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	out := map[string]int{}
+	for k, v := range p.puts {
+		out[k] = v
+	}
+	return out
+}
+
+type modeResult struct {
+	p50, p99          time.Duration // one writer
+	p50x, p99x        time.Duration // 64 writers, a counter each
+	acked64           int
+	cellPuts, allPuts int
+	// 64 writers on one counter (group commit, merged uploads)
+	p50s, p99s          time.Duration
+	ackedSame, putsSame int
+}
+
+// BenchmarkFleetDurability compares write acknowledgement latency and
+// bucket PUTs per acknowledged write in fleet mode (three nodes: the owner
+// and two followers) and bucket mode, with every bucket request 20 ms
+// slower (a latency proxy in front of MinIO). Run it with
+//
+//	go test ./cmd/celld -run '^$' -bench FleetDurability -benchtime 1x
+func BenchmarkFleetDurability(b *testing.B) {
+	bin := buildCelld(b)
+	srv := miniotest.Shared(b)
+	res := map[string]modeResult{}
+	for _, mode := range []string{"bucket", "fleet"} {
+		res[mode] = runMode(b, bin, srv, mode)
+	}
+	f, k := res["fleet"], res["bucket"]
+	for _, mode := range []string{"bucket", "fleet"} {
+		r := res[mode]
+		b.Logf("%-6s 1 writer: p50 %v p99 %v | 64 writers: p50 %v p99 %v, %d acked, %d cell-data PUTs (%.4f per ack), %d PUTs in all (%.4f per ack)",
+			mode, r.p50, r.p99, r.p50x, r.p99x, r.acked64, r.cellPuts, float64(r.cellPuts)/float64(r.acked64), r.allPuts, float64(r.allPuts)/float64(r.acked64))
+	}
+	for _, mode := range []string{"bucket", "fleet"} {
+		r := res[mode]
+		b.Logf("%-6s 64 writers on one counter: p50 %v p99 %v, %d acked, %d cell-data PUTs (%.4f per ack)",
+			mode, r.p50s, r.p99s, r.ackedSame, r.putsSame, float64(r.putsSame)/float64(r.ackedSame))
+	}
+	b.Logf("fleet/bucket p50 ratio: 1 writer %.3f, 64 writers %.3f, 64 writers on one counter %.3f",
+		float64(f.p50)/float64(k.p50), float64(f.p50x)/float64(k.p50x), float64(f.p50s)/float64(k.p50s))
+	b.ReportMetric(float64(f.putsSame)/float64(f.ackedSame), "fleet-cellPUTs/ack-1cell")
+	b.ReportMetric(float64(k.putsSame)/float64(k.ackedSame), "bucket-cellPUTs/ack-1cell")
+	b.ReportMetric(float64(f.p50.Microseconds())/1000, "fleet-p50-ms")
+	b.ReportMetric(float64(k.p50.Microseconds())/1000, "bucket-p50-ms")
+	b.ReportMetric(float64(f.cellPuts)/float64(f.acked64), "fleet-cellPUTs/ack")
+	b.ReportMetric(float64(k.cellPuts)/float64(k.acked64), "bucket-cellPUTs/ack")
+}
+
+func runMode(b *testing.B, bin string, srv *miniotest.Server, mode string) modeResult {
+	proxy := startLatencyProxy(b, srv.Endpoint, 20*time.Millisecond)
+	bucketName := srv.NewBucket(b)
+	via := &miniotest.Server{Endpoint: proxy.addr, AccessKey: srv.AccessKey, SecretKey: srv.SecretKey}
+	deployCounter(b, bin, via, bucketName)
+	env := []string{"CELLD_DURABILITY=" + mode, "CELLD_TTL_MS=10000", "CELLD_FLEET_UPLOAD_MS=200"}
+	procs := map[string]*serveProc{}
+	for _, n := range []string{"a", "b", "c"} {
+		procs[n] = startServe(b, bin, via, bucketName, n, filepath.Join(b.TempDir(), n), env...)
+	}
+	a := procs["a"]
+	c := &fleetCluster{procs: procs}
+	if mode == "fleet" {
+		deadline := time.Now().Add(60 * time.Second)
+		for {
+			st, err := c.state("a")
+			if err == nil && len(st.Durability.Followers) == 2 {
+				break
+			}
+			if time.Now().After(deadline) {
+				b.Fatalf("no group of two: %+v", st.Durability)
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+	}
+	write := func(name string) (time.Duration, bool) {
+		start := time.Now()
+		resp, err := http.Get(a.public + "/?name=" + name)
+		if err != nil {
+			return 0, false
+		}
+		resp.Body.Close()
+		return time.Since(start), resp.StatusCode == 200
+	}
+	// Activate every counter first (cold activations are not measured).
+	var wg sync.WaitGroup
+	for i := range 64 {
+		wg.Add(1)
+		go func() { defer wg.Done(); write(fmt.Sprintf("w%d", i)) }()
+	}
+	wg.Wait()
+	var r modeResult
+	var one []time.Duration
+	for end := time.Now().Add(3 * time.Second); time.Now().Before(end); {
+		if d, ok := write("w0"); ok {
+			one = append(one, d)
+		}
+	}
+	r.p50, r.p99 = percentiles(one)
+	before := proxy.snapshot()
+	var mu sync.Mutex
+	var many []time.Duration
+	end := time.Now().Add(5 * time.Second)
+	for i := range 64 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for time.Now().Before(end) {
+				if d, ok := write(fmt.Sprintf("w%d", i)); ok {
+					mu.Lock()
+					many = append(many, d)
+					mu.Unlock()
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	// Count what the writes cost the bucket, uploads behind included.
+	time.Sleep(time.Second)
+	after := proxy.snapshot()
+	r.p50x, r.p99x = percentiles(many)
+	r.acked64 = len(many)
+	for k, v := range after {
+		d := v - before[k]
+		r.allPuts += d
+		if k == "cells" {
+			r.cellPuts += d
+		}
+	}
+	// 64 writers on one counter.
+	before = proxy.snapshot()
+	var same []time.Duration
+	end = time.Now().Add(5 * time.Second)
+	for range 64 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for time.Now().Before(end) {
+				if d, ok := write("w0"); ok {
+					mu.Lock()
+					same = append(same, d)
+					mu.Unlock()
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	time.Sleep(time.Second)
+	after = proxy.snapshot()
+	r.p50s, r.p99s = percentiles(same)
+	r.ackedSame, r.putsSame = len(same), after["cells"]-before["cells"]
+	for _, p := range procs {
+		p.cmd.Process.Kill()
+		p.wait()
+	}
+	return r
+}
+
+func percentiles(d []time.Duration) (p50, p99 time.Duration) {
+	slices.Sort(d)
+	if len(d) == 0 {
+		return 0, 0
+	}
+	return d[len(d)/2], d[len(d)*99/100]
+}

@@ -1,0 +1,114 @@
+package fleetlog
+
+import (
+	"bytes"
+	"errors"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/celldgo/celld/cell"
+)
+
+func seg(c string, e, mn, mx, after uint64) cell.Segment {
+	return cell.Segment{Cell: c, Epoch: e, Min: mn, Max: mx, After: after, Data: bytes.Repeat([]byte{byte(mx)}, 100)}
+}
+
+func sealed(t *testing.T, d *Disk, session string) []cell.Segment {
+	t.Helper()
+	var buf bytes.Buffer
+	if err := d.Seal(session, d.ID(), &buf); err != nil {
+		t.Fatalf("seal: %v", err)
+	}
+	var out []cell.Segment
+	if err := readFrames(&buf, func(s cell.Segment) error { out = append(out, s); return nil }); err != nil {
+		t.Fatalf("read sealed range: %v", err)
+	}
+	return out
+}
+
+// TestDisk_retainSealRestart: segments are retained across a restart, a
+// gap, a wrong disk and a sealed session are refused, a torn tail is cut,
+// and a seal returns exactly what the bucket may lack.
+func TestDisk_retainSealRestart(t *testing.T) {
+	dir := t.TempDir()
+	d, err := OpenDisk(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const s = "sess1"
+	if err := d.Append(s, d.ID(), []cell.Segment{seg("A:1", 1, 1, 2, 0), seg("A:1", 1, 3, 3, 0)}); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.Append(s, d.ID(), []cell.Segment{seg("A:1", 1, 5, 5, 0)}); !errors.Is(err, ErrRefused) {
+		t.Fatalf("a gap after 3: %v, want refused", err)
+	}
+	if err := d.Append(s, "other-disk", []cell.Segment{seg("A:1", 1, 4, 4, 0)}); !errors.Is(err, ErrRefused) {
+		t.Fatalf("another disk: %v, want refused", err)
+	}
+	// A segment after what the bucket holds (After) is no gap.
+	if err := d.Append(s, d.ID(), []cell.Segment{seg("B:1", 2, 10, 11, 9)}); err != nil {
+		t.Fatal(err)
+	}
+	// Idempotent: the same segment again.
+	if err := d.Append(s, d.ID(), []cell.Segment{seg("A:1", 1, 3, 3, 0)}); err != nil {
+		t.Fatal(err)
+	}
+	d.Trim(s, "A:1", 1, 2)
+	// A restart (a new Disk on the same directory), with a torn record
+	// at the end of the log.
+	f, err := os.OpenFile(filepath.Join(dir, "s", s, "log"), os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.Write([]byte{0, 0, 1, 0, 9, 9})
+	f.Close()
+	d2, err := OpenDisk(dir)
+	if err != nil || d2.ID() != d.ID() {
+		t.Fatalf("reopen: %v, id %s vs %s", err, d2.ID(), d.ID())
+	}
+	if err := d2.Append(s, d2.ID(), []cell.Segment{seg("A:1", 1, 4, 4, 0)}); err != nil {
+		t.Fatalf("append after restart (range known from disk): %v", err)
+	}
+	got := sealed(t, d2, s)
+	// After a restart the trim is forgotten: 1-2 comes back (harmless).
+	want := [][3]uint64{{1, 1, 2}, {1, 3, 3}, {2, 10, 11}, {1, 4, 4}}
+	if len(got) != len(want) {
+		t.Fatalf("sealed range %d segments, want %d: %+v", len(got), len(want), got)
+	}
+	for i, w := range want {
+		if got[i].Epoch != w[0] || got[i].Min != w[1] || got[i].Max != w[2] || len(got[i].Data) != 100 || got[i].Data[0] != byte(w[2]) {
+			t.Errorf("segment %d = e%d %d-%d (%d bytes), want e%d %d-%d", i, got[i].Epoch, got[i].Min, got[i].Max, len(got[i].Data), w[0], w[1], w[2])
+		}
+	}
+	if err := d2.Append(s, d2.ID(), []cell.Segment{seg("A:1", 1, 5, 5, 0)}); !errors.Is(err, ErrRefused) {
+		t.Fatalf("append to a sealed session: %v, want refused", err)
+	}
+	d3, _ := OpenDisk(dir)
+	if err := d3.Append(s, d3.ID(), []cell.Segment{seg("A:1", 1, 5, 5, 0)}); !errors.Is(err, ErrRefused) {
+		t.Fatalf("append to a sealed session after a restart: %v, want refused", err)
+	}
+	var buf bytes.Buffer
+	if err := d3.Seal(s, "lost-disk", &buf); !errors.Is(err, ErrRefused) {
+		t.Fatalf("seal for another disk: %v, want refused", err)
+	}
+}
+
+// TestDisk_trimEmpties: once the bucket has everything, the log is empty.
+func TestDisk_trimEmpties(t *testing.T) {
+	d, err := OpenDisk(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	d.Append("s", d.ID(), []cell.Segment{seg("A:1", 1, 1, 1, 0), seg("A:1", 1, 2, 2, 0)})
+	if n, _ := d.Retained(); n == 0 {
+		t.Fatal("nothing retained")
+	}
+	d.Trim("s", "A:1", 1, 2)
+	if n, _ := d.Retained(); n != 0 {
+		t.Fatalf("retained %d bytes after the bucket got everything", n)
+	}
+	if got := sealed(t, d, "s"); len(got) != 0 {
+		t.Fatalf("sealed range after trims: %+v", got)
+	}
+}

@@ -1,0 +1,599 @@
+package fleetlog
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"slices"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/celldgo/celld/bucket"
+	"github.com/celldgo/celld/cell"
+	"github.com/celldgo/celld/fleet"
+	"github.com/celldgo/celld/fleet/core"
+)
+
+// Config of a node's fleet log.
+type Config struct {
+	Store         bucket.Store
+	Node, Session string
+	Disk          *Disk
+	Signer        *fleet.Signer
+	// Now is the clock lease expiries are judged by (default time.Now).
+	Now func() time.Time
+	// Delay is how long a proven segment may wait for its upload
+	// (CELLD_FLEET_UPLOAD_MS). Default 200 ms.
+	Delay time.Duration
+	// AppendTimeout bounds one append to the members. Default 2 s.
+	AppendTimeout time.Duration
+	// Recruit is how often the group looks for followers. Default 1 s.
+	Recruit time.Duration
+	Logger  *slog.Logger
+}
+
+// Log is the owner side of one process session: its replication group
+// (up to two followers from live leases), the node log record naming
+// them, and the segments the bucket does not have yet.
+type Log struct {
+	cfg    Config
+	client *http.Client
+	log    *slog.Logger
+
+	recMu sync.Mutex // one record write at a time
+
+	mu       sync.Mutex
+	rec      core.LogRecord
+	etag     string
+	exists   bool
+	fenced   bool // the record left open: no more fleet proofs
+	pending  *core.LogRecord
+	addrs    map[string]string // member node → advertise
+	joining  *member
+	failed   map[core.Member]bool
+	tails    map[tailID]*tail
+	acked    int64 // segments acknowledged on fleet proofs
+	unproven int64 // segments left to bucket proofs
+	stop     chan struct{}
+	stopOnce sync.Once
+	urgent   chan struct{} // closed to ask every replicator to upload now
+}
+
+type member struct {
+	core.Member
+	addr string
+}
+
+type tailID struct {
+	cell  string
+	epoch uint64
+}
+
+// tail is one cell epoch's segments the bucket may lack.
+type tail struct {
+	segs     []cell.Segment
+	uploaded uint64
+	proven   uint64 // last TXID acknowledged on a fleet proof
+}
+
+var _ cell.Fleet = (*Log)(nil)
+
+// NewLog starts a session's fleet log (recruiting in the background).
+func NewLog(cfg Config) *Log {
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.Delay <= 0 {
+		cfg.Delay = 200 * time.Millisecond
+	}
+	if cfg.AppendTimeout <= 0 {
+		cfg.AppendTimeout = 2 * time.Second
+	}
+	if cfg.Recruit <= 0 {
+		cfg.Recruit = time.Second
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	l := &Log{cfg: cfg, client: &http.Client{Timeout: 30 * time.Second}, log: cfg.Logger,
+		addrs: map[string]string{}, failed: map[core.Member]bool{}, tails: map[tailID]*tail{}, stop: make(chan struct{}),
+		urgent: make(chan struct{})}
+	go l.recruitLoop()
+	return l
+}
+
+// Close stops recruiting.
+func (l *Log) Close() { l.stopOnce.Do(func() { close(l.stop) }) }
+
+// Delay implements cell.Fleet.
+func (l *Log) Delay() time.Duration { return l.cfg.Delay }
+
+// Urgent implements cell.Fleet.
+func (l *Log) Urgent() <-chan struct{} {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.urgent
+}
+
+// flushNow asks every replicator to upload what it holds. Call with l.mu
+// held.
+func (l *Log) flushNow() {
+	close(l.urgent)
+	l.urgent = make(chan struct{})
+}
+
+// State is the log as /state shows it.
+type State struct {
+	Session       string        `json:"session"`
+	Record        core.LogState `json:"record"` // "" before it exists
+	Fenced        bool          `json:"fenced"`
+	Followers     []core.Member `json:"followers"`
+	Joining       string        `json:"joining,omitempty"`
+	RetainedBytes int64         `json:"retained_bytes"` // held here for the bucket
+	FleetAcked    int64         `json:"fleet_acked"`
+	BucketProofs  int64         `json:"bucket_proofs"`
+}
+
+// State reports the log.
+func (l *Log) State() State {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	st := State{Session: l.cfg.Session, Fenced: l.fenced, Followers: slices.Clone(l.rec.Members), FleetAcked: l.acked, BucketProofs: l.unproven}
+	if l.exists {
+		st.Record = l.rec.State
+	}
+	if st.Followers == nil {
+		st.Followers = []core.Member{}
+	}
+	if l.joining != nil {
+		st.Joining = l.joining.Node
+	}
+	for _, t := range l.tails {
+		for _, s := range t.segs {
+			st.RetainedBytes += int64(len(s.Data))
+		}
+	}
+	return st
+}
+
+// Append implements cell.Fleet: send s to every member (and a joiner),
+// then apply the acknowledgement rule.
+func (l *Log) Append(ctx context.Context, s cell.Segment) bool {
+	l.mu.Lock()
+	id := tailID{s.Cell, s.Epoch}
+	t := l.tails[id]
+	if t == nil {
+		t = &tail{uploaded: s.After}
+		l.tails[id] = t
+	}
+	t.segs = append(t.segs, s)
+	targets := l.targets()
+	fenced := l.fenced
+	l.mu.Unlock()
+	if fenced || len(targets) == 0 {
+		l.count(false)
+		return false
+	}
+	ok := l.sendAll(ctx, targets, []cell.Segment{s})
+	l.mu.Lock()
+	proven := l.provenLocked(ok)
+	if proven {
+		t.proven = max(t.proven, s.Max)
+	}
+	l.mu.Unlock()
+	if !proven {
+		for _, m := range targets {
+			if !ok[m.Member] {
+				l.memberFailed(m.Member)
+			}
+		}
+	}
+	l.count(proven)
+	return proven
+}
+
+func (l *Log) count(proven bool) {
+	l.mu.Lock()
+	if proven {
+		l.acked++
+	} else {
+		l.unproven++
+	}
+	l.mu.Unlock()
+}
+
+// targets are the members and the joiner. Call with l.mu held.
+func (l *Log) targets() []member {
+	var out []member
+	for _, m := range l.rec.Members {
+		out = append(out, member{m, l.addrs[m.Node]})
+	}
+	if l.joining != nil {
+		out = append(out, *l.joining)
+	}
+	return out
+}
+
+// provenLocked applies core.FleetAcked to the record as it stands now
+// (and the one being written). Call with l.mu held.
+func (l *Log) provenLocked(ok map[core.Member]bool) bool {
+	return !l.fenced && l.exists && core.FleetAcked(l.rec, l.pending, func(m core.Member) bool { return ok[m] }, core.MutNone)
+}
+
+// sendAll appends segs to every target at once and reports who fsynced.
+func (l *Log) sendAll(ctx context.Context, targets []member, segs []cell.Segment) map[core.Member]bool {
+	var buf bytes.Buffer
+	for _, s := range segs {
+		writeFrame(&buf, s)
+	}
+	writeEnd(&buf)
+	body := buf.Bytes()
+	ctx, cancel := context.WithTimeout(ctx, l.cfg.AppendTimeout)
+	defer cancel()
+	var mu sync.Mutex
+	ok := map[core.Member]bool{}
+	var wg sync.WaitGroup
+	for _, m := range targets {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			q := url.Values{"node": {l.cfg.Node}, "session": {l.cfg.Session}, "disk": {m.Disk}}
+			status, data, err := l.post(ctx, m.addr, PathAppend, q, body)
+			if err != nil || status != http.StatusOK {
+				l.log.Warn("fleet append refused or failed", "member", m.Node, "status", status, "err", err, "body", string(bytes.TrimSpace(data)))
+				return
+			}
+			mu.Lock()
+			ok[m.Member] = true
+			mu.Unlock()
+		}()
+	}
+	wg.Wait()
+	return ok
+}
+
+func (l *Log) post(ctx context.Context, addr, path string, q url.Values, body []byte) (int, []byte, error) {
+	if addr == "" {
+		return 0, nil, errors.New("no address")
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, "http://"+addr+path+"?"+q.Encode(), bytes.NewReader(body))
+	if err != nil {
+		return 0, nil, err
+	}
+	l.cfg.Signer.Sign(req, body)
+	resp, err := l.client.Do(req)
+	if err != nil {
+		return 0, nil, err
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	return resp.StatusCode, data, err
+}
+
+// Uploaded implements cell.Fleet: the bucket holds cell's segments at
+// epoch through txid; drop them here and on the members.
+func (l *Log) Uploaded(cellName string, epoch, txid uint64) {
+	l.mu.Lock()
+	id := tailID{cellName, epoch}
+	if t := l.tails[id]; t != nil {
+		t.uploaded = max(t.uploaded, txid)
+		t.segs = slices.DeleteFunc(t.segs, func(s cell.Segment) bool { return s.Max <= txid })
+		if len(t.segs) == 0 && t.proven <= t.uploaded {
+			delete(l.tails, id)
+		}
+	}
+	targets := l.targets()
+	retry := len(l.failed) > 0
+	l.mu.Unlock()
+	body, _ := json.Marshal(trim{Cell: cellName, Epoch: epoch, Through: txid})
+	for _, m := range targets {
+		go func() {
+			ctx, cancel := context.WithTimeout(context.Background(), l.cfg.AppendTimeout)
+			defer cancel()
+			l.post(ctx, m.addr, PathTrim, url.Values{"session": {l.cfg.Session}}, body)
+		}()
+	}
+	if retry {
+		go l.reconcile()
+	}
+}
+
+type trim struct {
+	Cell    string `json:"cell"`
+	Epoch   uint64 `json:"epoch"`
+	Through uint64 `json:"through"`
+}
+
+// flushedLocked: the bucket holds every segment acknowledged on a fleet
+// proof. Call with l.mu held.
+func (l *Log) flushedLocked() bool {
+	for _, t := range l.tails {
+		if t.proven > t.uploaded {
+			return false
+		}
+	}
+	return true
+}
+
+func (l *Log) memberFailed(m core.Member) {
+	l.mu.Lock()
+	l.failed[m] = true
+	l.mu.Unlock()
+	go l.reconcile()
+}
+
+// reconcile drops failed members the rule allows dropping (core.MayDrop):
+// one at a time, after probing the members that stay, while the bucket
+// lacks acknowledged segments; every failed one at once (and any that
+// fails its probe) once the bucket has them all. A member it may not drop
+// yet makes every replicator upload now, and the next upload retries.
+func (l *Log) reconcile() {
+	l.recMu.Lock()
+	defer l.recMu.Unlock()
+	for {
+		l.mu.Lock()
+		for m := range l.failed {
+			if !slices.Contains(l.rec.Members, m) {
+				delete(l.failed, m)
+			}
+		}
+		if len(l.failed) == 0 || l.fenced {
+			l.mu.Unlock()
+			return
+		}
+		flushed := l.flushedLocked()
+		var drop []core.Member
+		for _, m := range l.rec.Members {
+			if l.failed[m] && core.MayDrop(l.rec, m, flushed) {
+				drop = append(drop, m)
+				if !flushed {
+					break // one at a time
+				}
+			}
+		}
+		if len(drop) == 0 {
+			l.flushNow()
+			l.mu.Unlock()
+			return
+		}
+		next := l.rec
+		next.Members = slices.DeleteFunc(slices.Clone(l.rec.Members), func(x core.Member) bool { return slices.Contains(drop, x) })
+		stay := []member{}
+		for _, m := range next.Members {
+			stay = append(stay, member{m, l.addrs[m.Node]})
+		}
+		l.mu.Unlock()
+		// The members that stay must still be what the record names.
+		for _, m := range stay {
+			if l.probe(m) {
+				continue
+			}
+			if !flushed {
+				l.mu.Lock()
+				l.flushNow()
+				l.mu.Unlock()
+				return // try again after the uploads
+			}
+			next.Members = slices.DeleteFunc(next.Members, func(x core.Member) bool { return x == m.Member })
+		}
+		l.mu.Lock()
+		ok := true
+		for _, m := range drop {
+			ok = ok && core.MayDrop(l.rec, m, l.flushedLocked())
+		}
+		if len(next.Members) == 0 && !l.flushedLocked() {
+			ok = false
+		}
+		l.mu.Unlock()
+		if !ok || !l.writeRecord(next) {
+			return
+		}
+		l.mu.Lock()
+		for _, m := range drop {
+			delete(l.failed, m)
+		}
+		l.mu.Unlock()
+		l.log.Warn("fleet followers dropped from the replication group", "dropped", drop, "members", next.Members)
+	}
+}
+
+// probe checks a member still answers with the disk it was recruited on.
+func (l *Log) probe(m member) bool {
+	ctx, cancel := context.WithTimeout(context.Background(), l.cfg.AppendTimeout)
+	defer cancel()
+	disk, err := l.hello(ctx, m.addr)
+	return err == nil && disk == m.Disk
+}
+
+func (l *Log) hello(ctx context.Context, addr string) (string, error) {
+	status, data, err := l.post(ctx, addr, PathHello, url.Values{}, nil)
+	if err != nil {
+		return "", err
+	}
+	if status != http.StatusOK {
+		return "", fmt.Errorf("hello: %d %s", status, bytes.TrimSpace(data))
+	}
+	var h struct {
+		Disk string `json:"disk"`
+	}
+	if err := json.Unmarshal(data, &h); err != nil || h.Disk == "" {
+		return "", fmt.Errorf("hello: bad answer %q", data)
+	}
+	return h.Disk, nil
+}
+
+// writeRecord creates or CASes the record to next; a refused or unknown
+// write is settled by a read, and a record that left open (a successor is
+// recovering this session) fences the fleet proofs for good. Call with
+// recMu held.
+func (l *Log) writeRecord(next core.LogRecord) bool {
+	l.mu.Lock()
+	create, etag := !l.exists, l.etag
+	l.pending = &next
+	l.mu.Unlock()
+	key := core.LogKey(l.cfg.Node, l.cfg.Session)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	cond := bucket.IfMatch(etag)
+	if create {
+		cond = bucket.IfAbsent()
+	}
+	obj, err := l.cfg.Store.Put(ctx, key, core.Encode(next), cond)
+	outcome := bucket.OutcomeOf(err)
+	if outcome == bucket.Applied {
+		l.mu.Lock()
+		l.rec, l.etag, l.exists, l.pending = next, obj.ETag, true, nil
+		l.mu.Unlock()
+		return true
+	}
+	if outcome != bucket.Ambiguous && outcome != bucket.Rejected {
+		l.mu.Lock()
+		l.pending = nil // not applied
+		l.mu.Unlock()
+		return false
+	}
+	// Settle by reading; until then the pending record still counts.
+	for try := 0; try < 5; try++ {
+		data, o, err := l.cfg.Store.Get(ctx, key)
+		if bucket.OutcomeOf(err) == bucket.NotFound {
+			l.mu.Lock()
+			l.pending = nil
+			l.mu.Unlock()
+			return false
+		}
+		if err != nil {
+			time.Sleep(200 * time.Millisecond)
+			continue
+		}
+		rec, derr := core.DecodeLogRecord(data)
+		l.mu.Lock()
+		l.pending = nil
+		if derr != nil || rec.State != core.LogOpen {
+			l.fenced = true
+			l.log.Warn("node log record is no longer open: fleet proofs stop for this session", "key", key, "state", rec.State, "by", rec.By)
+		}
+		if derr == nil {
+			l.rec, l.etag, l.exists = rec, o.ETag, true
+		}
+		applied := derr == nil && slices.Equal(rec.Members, next.Members) && rec.State == core.LogOpen
+		l.mu.Unlock()
+		return applied
+	}
+	// Unknown: keep the pending record counting (it may have landed)
+	// until a later write settles it.
+	l.mu.Lock()
+	l.fenced = true // we cannot know the members: no more fleet proofs
+	l.mu.Unlock()
+	return false
+}
+
+func (l *Log) recruitLoop() {
+	t := time.NewTicker(l.cfg.Recruit)
+	defer t.Stop()
+	for {
+		l.checkMembers()
+		l.recruit()
+		select {
+		case <-l.stop:
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// checkMembers probes every member between writes: one that answers with
+// another disk (it restarted without its state) or not at all is failed,
+// so an idle group heals too.
+func (l *Log) checkMembers() {
+	l.mu.Lock()
+	var ms []member
+	for _, m := range l.rec.Members {
+		if !l.failed[m] {
+			ms = append(ms, member{m, l.addrs[m.Node]})
+		}
+	}
+	l.mu.Unlock()
+	for _, m := range ms {
+		if !l.probe(m) {
+			l.memberFailed(m.Member)
+		}
+	}
+}
+
+// recruit adds one follower from the live leases when the group has fewer
+// than two: catch it up on every segment the bucket may lack, then CAS the
+// record to name it.
+func (l *Log) recruit() {
+	l.recMu.Lock()
+	defer l.recMu.Unlock()
+	l.mu.Lock()
+	full := len(l.rec.Members) >= 2 || l.fenced
+	have := map[string]bool{l.cfg.Node: true}
+	for _, m := range l.rec.Members {
+		have[m.Node] = true
+	}
+	l.mu.Unlock()
+	if full {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	leases, err := fleet.ListLeases(ctx, l.cfg.Store)
+	if err != nil {
+		return
+	}
+	now := l.cfg.Now().UnixMilli()
+	var cands []core.Lease
+	l.mu.Lock()
+	for _, li := range leases {
+		if li.Err == "" && have[li.Lease.Node] && li.Lease.Node != l.cfg.Node && li.Lease.Advertise != "" {
+			l.addrs[li.Lease.Node] = li.Lease.Advertise // a member restarted elsewhere, or adopted by a settle read
+		}
+	}
+	l.mu.Unlock()
+	for _, li := range leases {
+		le := li.Lease
+		if li.Err == "" && le.Kind == core.KindNode && !have[le.Node] && le.Expires > now && le.Advertise != "" {
+			cands = append(cands, le)
+		}
+	}
+	sort.Slice(cands, func(i, j int) bool { return cands[i].Node < cands[j].Node })
+	for _, c := range cands {
+		disk, err := l.hello(ctx, c.Advertise)
+		if err != nil {
+			continue
+		}
+		m := member{core.Member{Node: c.Node, Disk: disk}, c.Advertise}
+		l.mu.Lock()
+		l.joining = &m
+		var catchUp []cell.Segment
+		for _, t := range l.tails {
+			catchUp = append(catchUp, t.segs...)
+		}
+		l.mu.Unlock()
+		ok := l.sendAll(ctx, []member{m}, catchUp)[m.Member]
+		l.mu.Lock()
+		next := core.LogRecord{Node: l.cfg.Node, Session: l.cfg.Session, State: core.LogOpen, Members: append(slices.Clone(l.rec.Members), m.Member)}
+		l.mu.Unlock()
+		l.mu.Lock()
+		l.addrs[m.Node] = m.addr
+		l.mu.Unlock()
+		if ok && l.writeRecord(next) {
+			l.mu.Lock()
+			l.joining = nil
+			l.mu.Unlock()
+			l.log.Info("fleet follower joined the replication group", "member", m.Node, "disk", m.Disk)
+			return
+		}
+		l.mu.Lock()
+		l.joining = nil
+		l.mu.Unlock()
+	}
+}

@@ -1,0 +1,99 @@
+package server
+
+import (
+	"fmt"
+	"log/slog"
+	"net/http"
+	"path/filepath"
+	"sync/atomic"
+
+	"github.com/celldgo/celld/fleet"
+	"github.com/celldgo/celld/fleetlog"
+	"github.com/celldgo/celld/server/api"
+)
+
+// Durability modes (CELLD_DURABILITY).
+const (
+	DurabilityBucket = "bucket"
+	DurabilityFleet  = "fleet"
+)
+
+// fleetDurability is a node's fleet durability (docs/fleet-durability.md):
+// its follower disk, its session's replication group, and the takeover
+// recovery gate its acquisitions run.
+type fleetDurability struct {
+	disk    *fleetlog.Disk
+	log     *fleetlog.Log
+	rec     *fleetlog.Recoverer
+	signer  *fleet.Signer
+	fn      atomic.Pointer[fleet.Node]
+	lost    chan error // a cell stopped with a tail the bucket may lack
+	options Options
+}
+
+// newFleetDurability checks the mode and, for fleet, opens the follower
+// disk (beside the cells' files). nil in bucket mode.
+func newFleetDurability(o Options, secret []byte, log *slog.Logger) (*fleetDurability, error) {
+	switch o.Durability {
+	case "", DurabilityBucket:
+		return nil, nil
+	case DurabilityFleet:
+	default:
+		return nil, fmt.Errorf("CELLD_DURABILITY=%q: want bucket or fleet", o.Durability)
+	}
+	disk, err := fleetlog.OpenDisk(filepath.Join(o.StateDir, ".fleetlog"))
+	if err != nil {
+		return nil, err
+	}
+	signer := &fleet.Signer{Secret: secret, Node: o.Node}
+	return &fleetDurability{disk: disk, signer: signer, lost: make(chan error, 1), options: o,
+		rec: &fleetlog.Recoverer{Store: o.Store, Signer: signer, RetryEvery: o.RecoveryRetry, Retries: o.RecoveryRetries, Logger: log}}, nil
+}
+
+// routes serves the follower side on mux: seal and forget from the
+// start, the rest once the node serves.
+func (f *fleetDurability) routes(mux *http.ServeMux, secret []byte) {
+	fleetlog.Routes(mux, f.disk, &fleet.Verifier{Secret: secret}, func() bool {
+		fn := f.fn.Load()
+		return fn != nil && fn.Serving()
+	})
+}
+
+// started is called once the lease is held: the session's log begins.
+func (f *fleetDurability) started(fn *fleet.Node, objs *objects, log *slog.Logger) {
+	f.fn.Store(fn)
+	f.rec.Session = fn.Session()
+	f.log = fleetlog.NewLog(fleetlog.Config{Store: f.options.Store, Node: f.options.Node, Session: fn.Session(), Disk: f.disk,
+		Signer: f.signer, Delay: f.options.FleetUpload, Logger: log})
+	objs.host.UseFleet(f.log, func(cell string, err error) {
+		log.Error("cell stopped with fleet-acknowledged writes the bucket may lack; ending this session so its successor recovers them", "cell", cell, "err", err)
+		select {
+		case f.lost <- fmt.Errorf("%s: %w", cell, err):
+		default:
+		}
+	})
+}
+
+func (f *fleetDurability) close() {
+	if f != nil && f.log != nil {
+		f.log.Close()
+	}
+}
+
+// state is the /state view.
+func (f *fleetDurability) state() api.Durability {
+	if f == nil {
+		return api.Durability{Mode: DurabilityBucket}
+	}
+	d := api.Durability{Mode: DurabilityFleet, Disk: f.disk.ID(), Followers: []api.Follower{}, RecoveryInProgress: f.rec.InProgress(), Recovered: f.rec.Recovered()}
+	d.FollowerRetainedBytes, d.FollowerSessions = f.disk.Retained()
+	if f.log != nil {
+		st := f.log.State()
+		for _, m := range st.Followers {
+			d.Followers = append(d.Followers, api.Follower{Node: m.Node, Disk: m.Disk})
+		}
+		d.Joining, d.LogRecord, d.LogFenced = st.Joining, string(st.Record), st.Fenced
+		d.RetainedBytes, d.FleetAcked, d.BucketProofs = st.RetainedBytes, st.FleetAcked, st.BucketProofs
+	}
+	return d
+}
