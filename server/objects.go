@@ -179,17 +179,20 @@ func (o *objects) Object(ctx context.Context, class, id string) (worker.ObjectHa
 	var else_ *fleet.ElsewhereError
 	// An owner that is gone but not yet counted dead: wait for the
 	// takeover (bounded) rather than fail (takeover.go).
-	var waitUntil, waitFrom time.Time
+	var w *takeoverWait
 	for errors.As(err, &else_) && o.peer != nil {
 		waiting, until := o.inTakeover(else_)
-		if waitUntil.IsZero() {
-			waitUntil, waitFrom = until, time.Now()
+		if w == nil {
+			w = o.newTakeoverWait(ctx, name, else_, until)
 		}
-		if !waiting || !time.Now().Before(waitUntil) {
+		if !waiting || !time.Now().Before(w.until) {
 			break
 		}
-		if serr := sleepCtx(ctx, o.takeoverNext(else_, waitFrom)); serr != nil {
+		if serr := sleepCtx(ctx, takeoverPoll); serr != nil {
 			return nil, serr
+		}
+		if !w.askNow(ctx) {
+			continue
 		}
 		h, err = o.local(ctx, class, id)
 	}

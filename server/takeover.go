@@ -1,23 +1,26 @@
 package server
 
 import (
+	"bytes"
 	"context"
 	"sync"
 	"time"
 
+	"github.com/celldgo/celld/bucket"
 	"github.com/celldgo/celld/fleet"
+	"github.com/celldgo/celld/fleet/core"
 )
 
 // A request for a cell whose owner is gone but not yet counted dead — its
 // lease lapsed and the skew margin runs, or its address refuses
 // connections while its lease still stands (killed) — waits for this node
 // to take the cell over instead of failing at once: the cell is asked for
-// again (first when the owner could be counted dead, then every
-// takeoverPoll), for at most the owner's remaining lease plus
+// again, for at most the owner's remaining lease plus
 // the skew margin, and never longer than the node's takeover wait
 // (CELLD_TAKEOVER_WAIT_MS). The fleet core decides when the owner is dead
 // (its expiry plus the margin, or its lease seen unchanged for a TTL);
-// this only keeps the request from failing before then.
+// this only keeps the request from failing before then (takeoverWait
+// says when to ask).
 
 // takeoverPoll is how often a waiting request asks for the cell again
 // (each ask reads its ownership record and its owner's lease).
@@ -70,15 +73,50 @@ func (o *objects) inTakeover(else_ *fleet.ElsewhereError) (bool, time.Time) {
 	return true, minTime(until, now.Add(o.takeoverWait))
 }
 
-// takeoverNext is how long a request waiting since from sleeps before
-// it asks for the cell again: until the first moment the fleet core could
-// count the owner dead — its expiry plus the margin, or its lease seen
-// unchanged for Observe since this wait began — then every takeoverPoll.
-// Asking sooner would only load the bucket (each ask reads the
-// ownership record and the lease) with answers known in advance.
-func (o *objects) takeoverNext(else_ *fleet.ElsewhereError, from time.Time) time.Duration {
-	earliest := minTime(else_.Expires.Add(o.fleet.Margin()), from.Add(o.fleet.Observe()))
-	return max(time.Until(earliest), takeoverPoll)
+// takeoverWait is one request's wait for a takeover. Until the first
+// moment the fleet core could count the owner dead — its expiry plus the
+// margin, or its lease seen unchanged for Observe since this wait began —
+// the request asks for the cell again only if its ownership record
+// changed (released in a drain, or taken by another node): a full ask
+// reads the record and the lease, and 50 waiting cells asking every poll
+// slowed the very store the takeover needs. From then on it asks every
+// takeoverPoll.
+type takeoverWait struct {
+	o        *objects
+	cell     string
+	until    time.Time // give up then
+	earliest time.Time // the owner may be counted dead from then
+	own      []byte    // the ownership record when the wait began
+}
+
+func (o *objects) newTakeoverWait(ctx context.Context, cell string, else_ *fleet.ElsewhereError, until time.Time) *takeoverWait {
+	now := time.Now()
+	w := &takeoverWait{o: o, cell: cell, until: until,
+		earliest: minTime(else_.Expires.Add(o.fleet.Margin()), now.Add(o.fleet.Observe()))}
+	w.own, _ = w.readOwn(ctx)
+	return w
+}
+
+func (w *takeoverWait) readOwn(ctx context.Context) ([]byte, error) {
+	rctx, cancel := context.WithTimeout(ctx, takeoverPoll*5)
+	defer cancel()
+	data, _, err := w.o.store.Get(rctx, core.OwnKey(w.cell))
+	return data, err
+}
+
+// askNow reports whether the request should ask for the cell now.
+func (w *takeoverWait) askNow(ctx context.Context) bool {
+	if !time.Now().Before(w.earliest) {
+		return true
+	}
+	data, err := w.readOwn(ctx)
+	switch {
+	case bucket.OutcomeOf(err) == bucket.NotFound:
+		return true
+	case err != nil:
+		return false
+	}
+	return !bytes.Equal(data, w.own)
 }
 
 func minTime(a, b time.Time) time.Time {
