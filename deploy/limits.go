@@ -19,8 +19,10 @@ const (
 	MaxVarBytes = 5 << 10
 	// RuntimeCompatibilityDate is the newest compatibility date celld's
 	// runtime implements: the workerd release its behaviour is recorded
-	// against (1.20260426). A later date is refused, as workerd refuses
-	// it.
+	// against (1.20260426). A later date that is not in the future runs
+	// with this date's behaviour, with a warning (as Wrangler's local dev
+	// falls back to its runtime's date); a date in the future is refused,
+	// as Cloudflare refuses it.
 	RuntimeCompatibilityDate = "2026-04-26"
 )
 
@@ -32,8 +34,10 @@ func (c *Config) validateLimits() []string {
 	if d := c.CompatibilityDate; d != "" && isoDate.MatchString(d) {
 		if _, err := time.Parse(time.DateOnly, d); err != nil {
 			add("Invalid compatibility date: %q (compatibility_date: no such day)", d)
+		} else if d > latestAllowedDate(time.Now()) {
+			add("compatibility_date %q is in the future: a Worker's compatibility date can be at most today's date", d)
 		} else if d > RuntimeCompatibilityDate {
-			add("This Worker requires compatibility date %q, but the newest date supported by this server binary is %q.", d, RuntimeCompatibilityDate)
+			c.Notes = append(c.Notes, fmt.Sprintf("compatibility_date %q is later than this runtime's newest, %q: the Worker runs with the behaviour of %q", d, RuntimeCompatibilityDate, RuntimeCompatibilityDate))
 		}
 	}
 	if n := len(c.Vars); n > MaxVars {
@@ -53,6 +57,13 @@ func (c *Config) validateLimits() []string {
 		}
 	}
 	return ps
+}
+
+// latestAllowedDate is the latest compatibility_date accepted at now:
+// today, in the timezone furthest ahead of UTC (UTC+14), so a project
+// dated today anywhere deploys.
+func latestAllowedDate(now time.Time) string {
+	return now.UTC().Add(14 * time.Hour).Format(time.DateOnly)
 }
 
 // nullKeys appends to found the path of every key of v whose value is

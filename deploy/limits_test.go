@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // configProblems parses src as wrangler.jsonc in a project with an
@@ -39,7 +40,7 @@ func TestLimits_ConfigRefusals(t *testing.T) {
 	for _, c := range []struct{ src, want string }{
 		{`{"name":"a","main":"index.js","compatibility_date":"2026-13-45"}`, `Invalid compatibility date: "2026-13-45"`},
 		{`{"name":"a","main":"index.js","compatibility_date":"2026-02-30"}`, `Invalid compatibility date: "2026-02-30"`},
-		{`{"name":"a","main":"index.js","compatibility_date":"2099-01-01"}`, `requires compatibility date "2099-01-01", but the newest date supported by this server binary is "` + RuntimeCompatibilityDate + `"`},
+		{`{"name":"a","main":"index.js","compatibility_date":"2099-01-01"}`, `compatibility_date "2099-01-01" is in the future`},
 		{`{"name":"a","main":"index.js","durable_objects":null}`, `durable_objects: want an object, got null`},
 		{`{"name":"a","main":"index.js","kv_namespaces":null}`, `kv_namespaces: want an array, got null`},
 		{`{"name":"a","main":"index.js","durable_objects":{"bindings":[null]}}`, `durable_objects.bindings[0]: want an object, got null`},
@@ -65,5 +66,29 @@ func TestLimits_ConfigRefusals(t *testing.T) {
 		if got := configProblems(t, src); got != "" {
 			t.Errorf("%.80s…: refused: %s", src, got)
 		}
+	}
+}
+
+// TestLimits_DateAfterTheRuntime: a project dated after the runtime's own
+// date but not in the future deploys unchanged, with a note saying which
+// date's behaviour it gets; tomorrow in UTC is still today in UTC+14.
+func TestLimits_DateAfterTheRuntime(t *testing.T) {
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "index.js"), []byte("export default {}"), 0o644)
+	later := "2026-06-01"
+	os.WriteFile(filepath.Join(dir, "wrangler.jsonc"), []byte(`{"name":"a","main":"index.js","compatibility_date":"`+later+`"}`), 0o644)
+	cfg, err := LoadConfig(dir, Served())
+	if err != nil {
+		t.Fatalf("a date after the runtime's was refused: %v", err)
+	}
+	if len(cfg.Notes) != 1 || !strings.Contains(cfg.Notes[0], `runs with the behaviour of "`+RuntimeCompatibilityDate+`"`) {
+		t.Errorf("notes %q, want one naming the runtime's date", cfg.Notes)
+	}
+	now := time.Date(2026, 12, 1, 20, 0, 0, 0, time.UTC)
+	if got := latestAllowedDate(now); got != "2026-12-02" {
+		t.Errorf("latest date at %v: %s, want 2026-12-02 (UTC+14)", now, got)
+	}
+	if got := latestAllowedDate(now.Add(-12 * time.Hour)); got != "2026-12-01" {
+		t.Errorf("latest date at 08:00 UTC: %s, want 2026-12-01", got)
 	}
 }
