@@ -344,7 +344,10 @@ func (r remote) send(ctx context.Context, client *http.Client, path string, quer
 			// nothing ran there; resolve the cell again.
 			return nil, fmt.Errorf("%w: owner %s left after a drain: %v", worker.ErrObjectClosed, r.node, err)
 		}
-		return nil, fmt.Errorf("owner %s of %s:%s at %s is unreachable from this node: %w", r.node, r.class, r.id, r.advertise, err)
+		// The call may have run there (it was sent): not retried here,
+		// but the cell cannot be served right now, so a Worker that does
+		// not catch it answers 503 with Retry-After, not 500.
+		return nil, fmt.Errorf("owner %s of %s:%s at %s is unreachable from this node: %w: %w", r.node, r.class, r.id, r.advertise, worker.ErrUnavailable, err)
 	}
 	undelivered := resp.StatusCode == http.StatusServiceUnavailable && resp.Header.Get(headerUndelivered) != ""
 	if !undelivered && resp.StatusCode != http.StatusMisdirectedRequest {
