@@ -131,11 +131,8 @@ func queueInfoCommand(g *globals) *cli.Command {
 		ArgsUsage: "QUEUE",
 		Flags:     queueFlags(&cli.BoolFlag{Name: "json", Usage: "print one compact JSON object", Destination: &asJSON}),
 		Action: func(ctx context.Context, cmd *cli.Command) error {
-			name, err := queueArg(cmd)
+			name, err := queueTarget(cmd)
 			if err != nil {
-				return err
-			}
-			if err := refuseLocation(cmd); err != nil {
 				return err
 			}
 			var in queue.Info
@@ -171,11 +168,8 @@ func queuePauseCommand(g *globals, pause bool, name string, aliases []string) *c
 		ArgsUsage: "QUEUE",
 		Flags:     queueFlags(),
 		Action: func(ctx context.Context, cmd *cli.Command) error {
-			q, err := queueArg(cmd)
+			q, err := queueTarget(cmd)
 			if err != nil {
-				return err
-			}
-			if err := refuseLocation(cmd); err != nil {
 				return err
 			}
 			ew := cmd.Root().ErrWriter
@@ -198,11 +192,8 @@ func queuePurgeCommand(g *globals) *cli.Command {
 		Description: "A batch being delivered now settles to nothing; its messages are gone too.",
 		Flags:       queueFlags(&cli.BoolFlag{Name: "force", Usage: "do not ask", Destination: &force}),
 		Action: func(ctx context.Context, cmd *cli.Command) error {
-			q, err := queueArg(cmd)
+			q, err := queueTarget(cmd)
 			if err != nil {
-				return err
-			}
-			if err := refuseLocation(cmd); err != nil {
 				return err
 			}
 			if !force {
@@ -261,11 +252,8 @@ func queuePeekCommand(g *globals) *cli.Command {
 			&cli.BoolFlag{Name: "json", Usage: "print compact JSON", Destination: &asJSON},
 		),
 		Action: func(ctx context.Context, cmd *cli.Command) error {
-			q, err := queueArg(cmd)
+			q, err := queueTarget(cmd)
 			if err != nil {
-				return err
-			}
-			if err := refuseLocation(cmd); err != nil {
 				return err
 			}
 			if limit < 1 || limit > queue.MaxPeek {
@@ -305,11 +293,8 @@ func queueRedriveCommand(g *globals) *cli.Command {
 		ArgsUsage: "DLQ",
 		Flags:     queueFlags(&cli.IntFlag{Name: "limit", Usage: "how many messages (1-100)", Value: queue.MaxRedrive, Destination: &limit}),
 		Action: func(ctx context.Context, cmd *cli.Command) error {
-			q, err := queueArg(cmd)
+			q, err := queueTarget(cmd)
 			if err != nil {
-				return err
-			}
-			if err := refuseLocation(cmd); err != nil {
 				return err
 			}
 			if limit < 1 || limit > queue.MaxRedrive {
@@ -326,4 +311,18 @@ func queueRedriveCommand(g *globals) *cli.Command {
 			return err
 		},
 	}
+}
+
+// queueTarget is the QUEUE argument of a command that acts on one queue,
+// after refusing Wrangler's --local/--remote (there is one place: the
+// fleet's bucket).
+func queueTarget(cmd *cli.Command) (string, error) {
+	name, err := queueArg(cmd)
+	if err != nil {
+		return "", err
+	}
+	if err := refuseLocation(cmd); err != nil {
+		return "", err
+	}
+	return name, nil
 }
