@@ -76,19 +76,19 @@ func handle(db *cell.DB, req []byte, nowSec int64) ([]byte, error) {
 	case opGetBulk:
 		a.Entries, err = getBulk(db, r.Keys, nowSec)
 	case opPut:
-		err = write(db, func() error { return putPairs(db, "PUT", []Pair{r.Pair}, nowSec) })
+		err = tables.Write(db, func() error { return putPairs(db, "PUT", []Pair{r.Pair}, nowSec) })
 		a.Written = 1
 	case opPutBatch:
 		if err = checkBatch("PUT_BULK", len(r.Pairs)); err == nil {
-			err = write(db, func() error { return putPairs(db, "PUT_BULK", r.Pairs, nowSec) })
+			err = tables.Write(db, func() error { return putPairs(db, "PUT_BULK", r.Pairs, nowSec) })
 			a.Written = len(r.Pairs)
 		}
 	case opDelete:
-		err = write(db, func() error { return deleteKeys(db, "DELETE", []string{r.Key}, nowSec) })
+		err = tables.Write(db, func() error { return deleteKeys(db, "DELETE", []string{r.Key}, nowSec) })
 		a.Written = 1
 	case opDeleteBatch:
 		if err = checkBatch("DELETE_BULK", len(r.Keys)); err == nil {
-			err = write(db, func() error { return deleteKeys(db, "DELETE_BULK", r.Keys, nowSec) })
+			err = tables.Write(db, func() error { return deleteKeys(db, "DELETE_BULK", r.Keys, nowSec) })
 			a.Written = len(r.Keys)
 		}
 	case opList:
@@ -111,26 +111,9 @@ func checkBatch(op string, n int) error {
 	return nil
 }
 
-// noTable reports whether err says the KV tables do not exist yet: a
-// namespace nobody has written to. Reads answer "nothing" then, and writes
-// create the tables, so a read never writes.
-func noTable(err error) bool {
-	var se *cell.SQLError
-	return errors.As(err, &se) && strings.Contains(se.Message, "no such table: kv_")
-}
-
-// write runs fn in one transaction, creating the tables first when they
-// are missing.
-func write(db *cell.DB, fn func() error) error {
-	err := db.Transaction(fn)
-	if !noTable(err) {
-		return err
-	}
-	if _, err := db.Exec(schema); err != nil {
-		return fmt.Errorf("create kv tables: %w", err)
-	}
-	return db.Transaction(fn)
-}
+// tables: a kv nobody has written to has none; reads answer
+// "nothing" then, and writes create them, so a read never writes.
+var tables = cell.LazySchema{Name: "kv", Prefix: "kv_", DDL: schema}
 
 func get(db *cell.DB, op, key string, nowSec int64) (Entry, error) {
 	e := Entry{Key: key}
@@ -139,7 +122,7 @@ func get(db *cell.DB, op, key string, nowSec int64) (Entry, error) {
 	}
 	cur, err := db.Exec(`SELECT value, chunks, expiration, metadata FROM kv_entries
 WHERE key = ? AND (expiration IS NULL OR expiration > ?)`, key, nowSec)
-	if noTable(err) {
+	if tables.Missing(err) {
 		return e, nil
 	}
 	if err != nil {
@@ -463,7 +446,7 @@ WHERE key > ? AND key >= ? AND (expiration IS NULL OR expiration > ?)`
 	q += ` ORDER BY key LIMIT ?`
 	args = append(args, limit+1)
 	cur, err := db.Exec(q, args...)
-	if noTable(err) {
+	if tables.Missing(err) {
 		return res, nil
 	}
 	if err != nil {

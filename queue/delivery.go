@@ -162,7 +162,7 @@ func lease(db *cell.DB, nowMS, leaseMS int64) (*Batch, error) {
 // ready counts the ready messages and the time the oldest became visible.
 func ready(db *cell.DB, nowMS int64) (count, oldest int64, err error) {
 	cur, err := db.Exec(`SELECT count(*), coalesce(min(visible), 0) FROM q_messages WHERE lease IS NULL AND dead_to IS NULL AND visible <= ?`, nowMS)
-	if noTable(err) {
+	if tables.Missing(err) {
 		return 0, 0, nil
 	}
 	if err != nil {
@@ -224,7 +224,7 @@ func nextDue(db *cell.DB, st state, nowMS int64) (int64, bool, error) {
   (SELECT count(*) FROM q_messages WHERE lease IS NULL AND dead_to IS NULL AND visible <= ?),
   (SELECT min(visible) FROM q_messages WHERE lease IS NULL AND dead_to IS NULL AND visible <= ?),
   (SELECT min(visible) FROM q_messages WHERE lease IS NULL AND dead_to IS NULL AND visible > ?)`, nowMS, nowMS, nowMS, nowMS)
-	if noTable(err) {
+	if tables.Missing(err) {
 		return 0, false, nil
 	}
 	if err != nil {

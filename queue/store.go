@@ -4,7 +4,6 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -52,7 +51,7 @@ func handle(db *cell.DB, raw []byte, nowMS int64) ([]byte, error) {
 	var err error
 	switch r.Op {
 	case opSend:
-		err = write(db, func() error {
+		err = tables.Write(db, func() error {
 			if err := insert(db, r.Messages, nowMS); err != nil {
 				return err
 			}
@@ -65,7 +64,7 @@ func handle(db *cell.DB, raw []byte, nowMS int64) ([]byte, error) {
 		})
 	case opSendGroup:
 		a.Refused = make([]string, len(r.Groups))
-		err = write(db, func() error {
+		err = tables.Write(db, func() error {
 			for i, g := range r.Groups {
 				if err := CheckSend(g); err != nil {
 					a.Refused[i] = err.Error()
@@ -83,14 +82,14 @@ func handle(db *cell.DB, raw []byte, nowMS int64) ([]byte, error) {
 			return rearm(db, nowMS, false)
 		})
 	case opConfigure:
-		err = write(db, func() error {
+		err = tables.Write(db, func() error {
 			if err := setMeta(db, "config", r.Config); err != nil {
 				return err
 			}
 			return rearm(db, nowMS, true)
 		})
 	case opLease:
-		err = write(db, func() error {
+		err = tables.Write(db, func() error {
 			b, err := lease(db, nowMS, r.LeaseMS)
 			a.Batch = b
 			if err != nil {
@@ -99,7 +98,7 @@ func handle(db *cell.DB, raw []byte, nowMS int64) ([]byte, error) {
 			return rearm(db, nowMS, true)
 		})
 	case opSettle:
-		err = write(db, func() error {
+		err = tables.Write(db, func() error {
 			if err := settle(db, r.Lease, r.Outcomes, nowMS); err != nil {
 				return err
 			}
@@ -118,7 +117,7 @@ func handle(db *cell.DB, raw []byte, nowMS int64) ([]byte, error) {
 		if r.Op == opDropDead {
 			cond = "dead_to IS NOT NULL"
 		}
-		err = write(db, func() error {
+		err = tables.Write(db, func() error {
 			ids, _ := json.Marshal(r.IDs)
 			if _, err := db.Exec(`DELETE FROM q_messages WHERE `+cond+` AND id IN (SELECT value FROM json_each(?))`, string(ids)); err != nil {
 				return fmt.Errorf("delete queue messages: %w", err)
@@ -137,7 +136,7 @@ func handle(db *cell.DB, raw []byte, nowMS int64) ([]byte, error) {
 		}
 		a.Messages, err = selectMessages(db, `dead_to IS NULL ORDER BY seq LIMIT ?`, limit)
 	case opPurge:
-		err = write(db, func() error {
+		err = tables.Write(db, func() error {
 			cur, err := db.Exec(`DELETE FROM q_messages`)
 			if err != nil {
 				return fmt.Errorf("purge queue: %w", err)
@@ -146,7 +145,7 @@ func handle(db *cell.DB, raw []byte, nowMS int64) ([]byte, error) {
 			return rearm(db, nowMS, true)
 		})
 	case opPause:
-		err = write(db, func() error {
+		err = tables.Write(db, func() error {
 			if err := setMeta(db, "paused", r.Paused); err != nil {
 				return err
 			}
@@ -161,25 +160,9 @@ func handle(db *cell.DB, raw []byte, nowMS int64) ([]byte, error) {
 	return encode(a)
 }
 
-// noTable: a queue nobody has written to has no tables; reads answer
-// "nothing" then, so a read never writes.
-func noTable(err error) bool {
-	var se *cell.SQLError
-	return errors.As(err, &se) && strings.Contains(se.Message, "no such table: q_")
-}
-
-// write runs fn in one transaction, creating the tables first when they
-// are missing.
-func write(db *cell.DB, fn func() error) error {
-	err := db.Transaction(fn)
-	if !noTable(err) {
-		return err
-	}
-	if _, err := db.Exec(schema); err != nil {
-		return fmt.Errorf("create queue tables: %w", err)
-	}
-	return db.Transaction(fn)
-}
+// tables: a queue nobody has written to has none; reads answer
+// "nothing" then, and writes create them, so a read never writes.
+var tables = cell.LazySchema{Name: "queue", Prefix: "q_", DDL: schema}
 
 func newID() string {
 	var b [16]byte
@@ -253,7 +236,7 @@ func setMeta(db *cell.DB, k string, v any) error {
 
 func getMeta(db *cell.DB, k string, v any) (bool, error) {
 	cur, err := db.Exec(`SELECT v FROM q_meta WHERE k = ?`, k)
-	if noTable(err) {
+	if tables.Missing(err) {
 		return false, nil
 	}
 	if err != nil {
@@ -276,7 +259,7 @@ type state struct {
 func readState(db *cell.DB) (state, error) {
 	var st state
 	cur, err := db.Exec(`SELECT k, v FROM q_meta WHERE k IN ('config', 'paused')`)
-	if noTable(err) {
+	if tables.Missing(err) {
 		return st, nil
 	}
 	if err != nil {
@@ -304,7 +287,7 @@ func readState(db *cell.DB) (state, error) {
 
 func queryInt(db *cell.DB, q string, args ...any) (int64, bool, error) {
 	cur, err := db.Exec(q, args...)
-	if noTable(err) {
+	if tables.Missing(err) {
 		return 0, false, nil
 	}
 	if err != nil {
@@ -329,7 +312,7 @@ func queryInt(db *cell.DB, q string, args ...any) (int64, bool, error) {
 func metrics(db *cell.DB) (Metrics, error) {
 	var m Metrics
 	cur, err := db.Exec(`SELECT count(*), coalesce(sum(length(body)), 0), coalesce(min(sent), 0) FROM q_messages WHERE dead_to IS NULL`)
-	if noTable(err) {
+	if tables.Missing(err) {
 		return m, nil
 	}
 	if err != nil {
@@ -358,7 +341,7 @@ func blob(v any) []byte {
 // selectMessages reads messages WHERE where (with its parameters args).
 func selectMessages(db *cell.DB, where string, args ...any) ([]Message, error) {
 	cur, err := db.Exec(`SELECT id, body, ct, sent, attempts, coalesce(source, ''), coalesce(dead_to, '') FROM q_messages WHERE `+where, args...)
-	if noTable(err) {
+	if tables.Missing(err) {
 		return nil, nil
 	}
 	if err != nil {
