@@ -182,10 +182,13 @@ func (o *objects) Object(ctx context.Context, class, id string) (worker.ObjectHa
 	var w *takeoverWait
 	for errors.As(err, &else_) && o.peer != nil {
 		waiting, until := o.inTakeover(else_)
+		if !waiting {
+			break // a live owner: forward, without reading its record
+		}
 		if w == nil {
 			w = o.newTakeoverWait(ctx, name, else_, until)
 		}
-		if !waiting || !time.Now().Before(w.until) {
+		if !time.Now().Before(w.until) {
 			break
 		}
 		if serr := sleepCtx(ctx, takeoverPoll); serr != nil {
