@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
-	"time"
 
 	"github.com/urfave/cli/v3"
 
@@ -112,19 +111,8 @@ func (o *kvNamespaceOptions) fromConfig(previewSet bool) (string, error) {
 
 // withNamespace runs fn with a client of the namespace, and releases what
 // reaching it took (a tool lease) even when fn fails or is interrupted.
-func (g *globals) withNamespace(ctx context.Context, id string, fn func(*kv.Client) error) (err error) {
-	c, done, err := g.cellCaller(ctx)
-	if err != nil {
-		return reachErr(err)
-	}
-	defer func() {
-		dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
-		defer cancel()
-		if derr := done(dctx); derr != nil && err == nil {
-			err = reachErr(derr)
-		}
-	}()
-	return fn(kv.NewClient(c, id))
+func (g *globals) withNamespace(ctx context.Context, id string, fn func(*kv.Client) error) error {
+	return g.withCaller(ctx, func(c caller) error { return fn(kv.NewClient(c, id)) })
 }
 
 func kvCommand(g *globals) *cli.Command {

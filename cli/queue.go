@@ -24,22 +24,11 @@ import (
 // the fleet does (cellCaller): over signed peer HTTP to a live owner, or
 // under this command's own tool lease. Stdout is data, stderr messages.
 
-func (g *globals) withQueue(ctx context.Context, name string, fn func(*queue.Client) error) (err error) {
+func (g *globals) withQueue(ctx context.Context, name string, fn func(*queue.Client) error) error {
 	if err := queue.CheckName(name); err != nil {
 		return usageErr("%v", err)
 	}
-	c, done, err := g.cellCaller(ctx)
-	if err != nil {
-		return reachErr(err)
-	}
-	defer func() {
-		dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
-		defer cancel()
-		if derr := done(dctx); derr != nil && err == nil {
-			err = reachErr(derr)
-		}
-	}()
-	return fn(queue.NewClient(c, name))
+	return g.withCaller(ctx, func(c caller) error { return fn(queue.NewClient(c, name)) })
 }
 
 // queueArg is the command's one QUEUE argument.

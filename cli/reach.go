@@ -38,6 +38,23 @@ type caller interface {
 	Call(ctx context.Context, cell string, req []byte) ([]byte, error)
 }
 
+// withCaller runs fn with a caller of the fleet's cells and releases what
+// reaching them took (a tool lease) even when fn fails or is interrupted.
+func (g *globals) withCaller(ctx context.Context, fn func(caller) error) (err error) {
+	c, done, err := g.cellCaller(ctx)
+	if err != nil {
+		return reachErr(err)
+	}
+	defer func() {
+		dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+		defer cancel()
+		if derr := done(dctx); derr != nil && err == nil {
+			err = reachErr(derr)
+		}
+	}()
+	return fn(c)
+}
+
 // cellCaller returns a Caller that reaches built-in cells the way the fleet
 // does: a cell owned by a live node is sent over signed peer HTTP to that
 // node; a cell nobody owns (or whose owner's lease is dead) is acquired by
