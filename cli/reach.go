@@ -117,6 +117,7 @@ func (r *reach) Call(ctx context.Context, name string, req []byte) ([]byte, erro
 	if err != nil {
 		return nil, err
 	}
+	var seen fleet.CellInfo // the first read of the owner's current lease generation
 	for attempt := 0; ; attempt++ {
 		r.mu.Lock()
 		hc := r.held[name]
@@ -127,6 +128,9 @@ func (r *reach) Call(ctx context.Context, name string, req []byte) ([]byte, erro
 		ci, err := fleet.LookupCell(ctx, r.store, name, time.Now().UnixMilli())
 		if err != nil {
 			return nil, err
+		}
+		if l := ci.Lease; l.Node != seen.Lease.Node || l.Session != seen.Lease.Session || l.Generation != seen.Lease.Generation {
+			seen = ci
 		}
 		if ci.OwnerLive {
 			if ci.Advertise == "" {
@@ -159,7 +163,7 @@ func (r *reach) Call(ctx context.Context, name string, req []byte) ([]byte, erro
 			}
 			return out, err
 		}
-		hc, err = r.acquire(ctx, name, kind)
+		hc, err = r.acquire(ctx, name, kind, seen)
 		var el *fleet.ElsewhereError
 		if errors.As(err, &el) && attempt < 50 {
 			// Taken meanwhile, or an owner whose lease just expired is not
@@ -291,7 +295,12 @@ var toolNameOnce = sync.OnceValue(func() string {
 func toolName() string { return toolNameOnce() }
 
 // acquire takes the cell under this command's tool lease and restores it.
-func (r *reach) acquire(ctx context.Context, name string, kind host.Kind) (*host.Builtin, error) {
+// seen is the command's first read of the owner's current lease: the tool
+// lease watches that generation from then, so an owner that stopped
+// renewing (frozen, killed) is counted dead a TTL after this command
+// first saw its lease, not after the tool lease's own first read plus
+// the skew margin.
+func (r *reach) acquire(ctx context.Context, name string, kind host.Kind, seen fleet.CellInfo) (*host.Builtin, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if hc := r.held[name]; hc != nil {
@@ -314,6 +323,7 @@ func (r *reach) acquire(ctx context.Context, name string, kind host.Kind) (*host
 		r.tool, r.dir = tool, dir
 		r.host = host.New(r.store, tool, r.log)
 	}
+	r.tool.SawLease(seen.Lease, seen.LeaseRead)
 	path := filepath.Join(r.dir, hex.EncodeToString([]byte(name))+".sqlite")
 	c, err := r.host.Open(ctx, name, path, host.OpenOptions{})
 	if err != nil {

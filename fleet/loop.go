@@ -212,7 +212,8 @@ func (n *Node) acquire(ctx context.Context, cell string, adopt uint64) (*Owner, 
 			}
 			return o, nil
 		case core.Elsewhere:
-			return nil, &ElsewhereError{Cell: cell, Node: r.Node, Advertise: r.Advertise, Expires: time.UnixMilli(r.Expires)}
+			return nil, &ElsewhereError{Cell: cell, Node: r.Node, Advertise: r.Advertise, Expires: time.UnixMilli(r.Expires),
+				Observe: time.Duration(r.Observe) * time.Millisecond}
 		default:
 			return nil, fmt.Errorf("acquire %s: %w: %s", cell, ErrUnavailable, r.Detail)
 		}

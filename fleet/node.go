@@ -39,6 +39,9 @@ var (
 type ElsewhereError struct {
 	Cell, Node, Advertise string
 	Expires               time.Time // the owner's published lease expiry
+	// Observe is how long this node watches the owner's lease unchanged
+	// before counting it dead (its TTL and 1%); 0 when not known.
+	Observe time.Duration
 }
 
 func (e *ElsewhereError) Error() string {
@@ -186,6 +189,17 @@ func (n *Node) Margin() time.Duration { return n.cfg.Margin }
 // it counts the peer dead whatever the clocks say (the core's rule: a
 // TTL and 1%).
 func (n *Node) Observe() time.Duration { return n.cfg.TTL + n.cfg.TTL/100 }
+
+// SawLease tells the node that this process read another node's lease
+// record l by a read that completed at read: the core's observation of
+// that generation (Observe) may start then rather than at the node's own
+// first read of it.
+func (n *Node) SawLease(l core.Lease, read time.Time) {
+	if l.Node == "" || read.IsZero() {
+		return
+	}
+	n.post(core.LeaseSeen{Now: n.nowMS(), Lease: l, Done: read.UnixMilli()})
+}
 
 // Session is this process's session id.
 func (n *Node) Session() string { return n.session }

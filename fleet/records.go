@@ -125,6 +125,12 @@ type CellInfo struct {
 	// LeaseExpires is the live owner's published lease expiry (unix ms).
 	LeaseExpires int64  `json:"lease_expires_ms,omitempty"`
 	Err          string `json:"error,omitempty"`
+	// Lease is the owner's lease record as LookupCell read it, and
+	// LeaseRead when that read completed (this process's clock): a
+	// command hands both to its tool lease (Node.SawLease) so that
+	// watching the owner's lease starts at this read.
+	Lease     core.Lease `json:"-"`
+	LeaseRead time.Time  `json:"-"`
 }
 
 // ListCells reads every ownership record under cells/, sorted by cell,
@@ -199,10 +205,12 @@ func LookupCell(ctx context.Context, s bucket.Store, cell string, now int64) (Ce
 	if err != nil {
 		return ci, fmt.Errorf("read %s: %w", core.LeaseKey(own.Node), err)
 	}
+	read := time.Now()
 	l, err := core.DecodeLease(ldata)
 	if err != nil {
 		return ci, fmt.Errorf("read %s: %w", core.LeaseKey(own.Node), err)
 	}
+	ci.Lease, ci.LeaseRead = l, read
 	if l.Session == own.Session && l.Expires > now {
 		ci.OwnerLive, ci.Advertise, ci.LeaseExpires = true, l.Advertise, l.Expires
 	}

@@ -91,8 +91,12 @@ type takeoverWait struct {
 
 func (o *objects) newTakeoverWait(ctx context.Context, cell string, else_ *fleet.ElsewhereError, until time.Time) *takeoverWait {
 	now := time.Now()
+	observe := else_.Observe
+	if observe <= 0 {
+		observe = o.fleet.Observe()
+	}
 	w := &takeoverWait{o: o, cell: cell, until: until,
-		earliest: minTime(else_.Expires.Add(o.fleet.Margin()), now.Add(o.fleet.Observe()))}
+		earliest: minTime(else_.Expires.Add(o.fleet.Margin()), now.Add(observe))}
 	w.own, _ = w.readOwn(ctx)
 	return w
 }

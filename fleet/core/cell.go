@@ -208,7 +208,7 @@ func (m *Machine) judgeOwner(fx *effects, e Done, name string, c *cell) {
 		return
 	}
 	m.forget(name)
-	fx.reply(name, AcquireResult{Kind: Elsewhere, Node: l.Node, Advertise: l.Advertise, Expires: l.Expires})
+	fx.reply(name, AcquireResult{Kind: Elsewhere, Node: l.Node, Advertise: l.Advertise, Expires: l.Expires, Observe: m.observeFor(l)})
 }
 
 // takeOver claims a cell from a dead owner that did not release it; with
@@ -246,5 +246,30 @@ func (m *Machine) observedDead(l Lease, issued, done int64) bool {
 		m.seen[l.Node] = leaseSeen{session: l.Session, generation: l.Generation, at: done}
 		return false
 	}
-	return issued-s.at >= m.cfg.Observe
+	return issued-s.at >= m.observeFor(l)
+}
+
+// observeFor is how long a lease generation must stay unchanged before
+// this node counts its owner dead: the owner's own TTL and 1% (it stops
+// serving when a renewal has not landed by issue + its TTL, on its
+// clock), or this node's Observe for a record that does not say.
+func (m *Machine) observeFor(l Lease) int64 {
+	if l.TTL <= 0 || m.cfg.Mutation == MutObserveOwnTTL {
+		return m.cfg.Observe
+	}
+	if m.cfg.Mutation == MutObserveTooShort {
+		return l.TTL / 2
+	}
+	return l.TTL + l.TTL/100
+}
+
+// noteLease records a lease generation this process read outside the
+// machine (a command's lookup before it asks for the cell), completed at
+// done: observation of that generation starts then, not at the machine's
+// own first read.
+func (m *Machine) noteLease(l Lease, done int64) {
+	if s, ok := m.seen[l.Node]; ok && s.session == l.Session && s.generation == l.Generation && s.at <= done {
+		return
+	}
+	m.seen[l.Node] = leaseSeen{session: l.Session, generation: l.Generation, at: done}
 }

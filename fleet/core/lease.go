@@ -28,7 +28,7 @@ func (m *Machine) leaseRecord(expires int64, gen uint64) []byte {
 	return Encode(Lease{
 		Node: m.cfg.Node, Session: m.cfg.Session, Advertise: m.cfg.Advertise,
 		Expires: expires, Generation: gen, Version: m.cfg.Version,
-		Started: m.cfg.Started, Kind: m.cfg.Kind,
+		Started: m.cfg.Started, Kind: m.cfg.Kind, TTL: m.cfg.TTL,
 	})
 }
 
@@ -195,7 +195,7 @@ func (m *Machine) judgePrevious(fx *effects, e Done, l leaseOp) {
 	if m.cfg.WaitForPrevious {
 		fx.add(PredecessorLive{Lease: prev})
 		// Look again when either rule could first count it dead.
-		m.setTimer(fx, TimerStart, min(prev.Expires+m.cfg.Margin, m.seen[prev.Node].at+m.cfg.Observe)+1)
+		m.setTimer(fx, TimerStart, min(prev.Expires+m.cfg.Margin, m.seen[prev.Node].at+m.observeFor(prev))+1)
 		return
 	}
 	fx.add(StartFailed{Detail: fmt.Sprintf("node name %q is held by a live session %s (kind %s, advertise %q) until %d",

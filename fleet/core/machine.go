@@ -56,6 +56,7 @@ const (
 	MutSkipOwnerLeaseCheck          // take an unreleased cell without reading its owner's lease
 	MutAmbiguousAsRejected          // treat an ambiguous release as not applied: keep serving the cell
 	MutObserveTooShort              // count an owner dead after seeing its lease unchanged for half a TTL
+	MutObserveOwnTTL                // observe another node's lease for this node's TTL, not the one its record states
 	MutAckBeforeAllFsynced          // fleet: acknowledge once one member (not every member) fsynced
 	MutSkipRecoveryGate             // fleet: take a cell without settling the previous session's log
 	MutErrorAsAbsent                // fleet: count a member that did not answer the seal as holding nothing
@@ -214,6 +215,8 @@ func (m *Machine) Step(ev Event) []Effect {
 		m.acquire(&fx, e.Now, e.Cell, e.Adopt)
 	case Release:
 		m.release(&fx, e.Now, e.Cell)
+	case LeaseSeen:
+		m.noteLease(e.Lease, e.Done)
 	case Lost:
 		if c, ok := m.cells[e.Cell]; ok && c.phase == CellOwned {
 			fx.add(StopCell{Cell: e.Cell, Epoch: c.epoch, Reason: "ownership lost"})

@@ -47,6 +47,12 @@ type Lease struct {
 	Version    string `json:"version"`
 	Started    int64  `json:"started"` // unix ms
 	Kind       string `json:"kind"`
+	// TTL is the lifetime in ms this record's expiry was computed with
+	// (Expires is the renewal's issue time plus TTL on the owner's clock).
+	// Peers observe a generation unchanged for this long, not for their
+	// own TTL, before counting the owner dead: the fleet may mix TTLs.
+	// 0 in records written before it was published.
+	TTL int64 `json:"ttl,omitempty"`
 }
 
 // Own is cells/<cell>/own.json.

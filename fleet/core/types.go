@@ -75,6 +75,17 @@ type Lost struct {
 	Cell string
 }
 
+// LeaseSeen reports another node's lease record as this process read it
+// outside the machine, by a read that completed at Done (this node's
+// clock): observation of that generation may start then (see
+// Config.Observe).
+type LeaseSeen struct {
+	Now   int64
+	Lease Lease
+	Done  int64
+}
+
+func (e LeaseSeen) now() int64  { return e.Now }
 func (e Start) now() int64      { return e.Now }
 func (e TimerFired) now() int64 { return e.Now }
 func (e Done) now() int64       { return e.Now }
@@ -211,6 +222,7 @@ type AcquireResult struct {
 	Node      string // Elsewhere
 	Advertise string // Elsewhere
 	Expires   int64  // Elsewhere: the owner's published lease expiry (unix ms)
+	Observe   int64  // Elsewhere: ms this node watches that lease unchanged before counting its owner dead
 	Detail    string // Unavailable: why
 }
 

@@ -16,7 +16,8 @@ func (w *world) quiesce() {
 	}
 	// Long enough for either rule to count a stale lease dead: the
 	// margin past its expiry, or a whole observation window.
-	w.drain(w.now + 2*(ttl+min(w.o.Margin, ttl+ttl/100)+min(w.o.SkewMS, ttl)))
+	t := w.maxTTL()
+	w.drain(w.now + 2*(t+min(w.o.Margin, t+t/100)+min(w.o.SkewMS, t)))
 	for _, nd := range w.nodes {
 		if nd.dead {
 			w.fail("%s still down at quiescence", nd.name)

@@ -26,7 +26,10 @@ func Run(o Options) Result {
 	}
 	n := 2 + w.rng.IntN(4)
 	for i := range n {
-		nd := &node{name: fmt.Sprintf("n%d", i), skew: w.rng.Int64N(2*o.SkewMS+1) - o.SkewMS, drift: w.rng.Int64N(401) - 200, dead: true}
+		nd := &node{name: fmt.Sprintf("n%d", i), skew: w.rng.Int64N(2*o.SkewMS+1) - o.SkewMS, drift: w.rng.Int64N(401) - 200, dead: true, ttl: ttl}
+		if o.MixedTTL {
+			nd.ttl = mixedTTLs[w.rng.IntN(len(mixedTTLs))]
+		}
 		w.nodes = append(w.nodes, nd)
 		w.at(w.now+w.rng.Int64N(500), func() { w.boot(nd) })
 	}
@@ -73,7 +76,7 @@ func (w *world) randomAction() {
 		if !nd.dead {
 			w.tracef("%s(%s) paused", nd.name, nd.session)
 		}
-		w.pause(nd, 1000+w.rng.Int64N(int64(ttl+min(w.o.Margin, 2*ttl))*2))
+		w.pause(nd, 1000+w.rng.Int64N(int64(w.maxTTL()+min(w.o.Margin, 2*w.maxTTL()))*2))
 	}
 }
 
@@ -83,7 +86,7 @@ func (w *world) boot(nd *node) {
 	nd.dead = false
 	nd.m = core.New(core.Config{
 		Node: nd.name, Session: nd.session, Advertise: nd.name + ":8081", Version: "sim",
-		Started: w.clock(nd), TTL: ttl, Margin: w.o.Margin, WaitForPrevious: true, Mutation: w.o.Mutation,
+		Started: w.clock(nd), TTL: nd.ttl, Margin: w.o.Margin, WaitForPrevious: true, Mutation: w.o.Mutation,
 		RecoveryGate: w.o.RecoveryGate,
 	})
 	w.tracef("%s boots as %s", nd.name, nd.session)
@@ -138,4 +141,16 @@ func (w *world) deliver(nd *node, session string, ev func(now int64) core.Event)
 			return
 		}
 	}
+}
+
+// mixedTTLs are the lease TTLs Options.MixedTTL draws from.
+var mixedTTLs = []int64{3000, 10000, 30000}
+
+// maxTTL is the longest lease TTL of any node in this run.
+func (w *world) maxTTL() int64 {
+	m := int64(ttl)
+	for _, nd := range w.nodes {
+		m = max(m, nd.ttl)
+	}
+	return m
 }

@@ -79,6 +79,27 @@ func TestSim_ObservationRuleUnderWideSkew(t *testing.T) {
 	t.Logf("%d schedules with clocks up to ±120 s apart, 0 violations", n)
 }
 
+// TestSim_MixedTTLs runs the wide-skew schedules with nodes whose lease
+// TTLs differ (3, 10 and 30 s): each must watch a peer's lease for the
+// TTL that peer's record states. Watching for its own TTL (a 3 s node
+// judging a 30 s peer) must be caught.
+func TestSim_MixedTTLs(t *testing.T) {
+	n := *seeds / 30
+	for s := *first; s < *first+uint64(n); s++ {
+		if r := Run(Options{Seed: s, SkewMS: 120_000, Margin: 86_400_000, MixedTTL: true}); r.Violation != "" {
+			t.Fatalf("seed %d (replay: go test ./fleet/sim -run MixedTTLs -sim.seed=%d -v): %s", s, s, r.Violation)
+		}
+	}
+	t.Logf("%d schedules with mixed TTLs and clocks up to ±120 s apart, 0 violations", n)
+	for s := *first; s < *first+uint64(*seeds); s++ {
+		if r := Run(Options{Seed: s, SkewMS: 120_000, Margin: 86_400_000, MixedTTL: true, Mutation: core.MutObserveOwnTTL}); r.Violation != "" {
+			t.Logf("observing by the node's own TTL caught at seed %d: %s", s, r.Violation)
+			return
+		}
+	}
+	t.Fatalf("no violation in %d seeds: the checker misses a node that observes a peer's lease for its own TTL", *seeds)
+}
+
 // TestSim_RecoveryGate runs the lease schedules with the takeover
 // recovery gate in the acquisition path (fleet durability): one writer per
 // epoch and liveness must hold with the extra step, failures included.

@@ -34,6 +34,10 @@ type Options struct {
 	// RecoveryGate turns the core's takeover recovery gate on (its
 	// outcome is simulated: settled, or failed one time in five).
 	RecoveryGate bool
+	// MixedTTL gives each node its own lease TTL (3, 10 or 30 s), as a
+	// fleet whose nodes were started with different CELLD_TTL_MS has:
+	// a node must watch a peer's lease for that peer's TTL, not its own.
+	MixedTTL bool
 }
 
 // Result of one run.
@@ -86,6 +90,7 @@ type node struct {
 	name     string
 	skew     int64 // ms
 	drift    int64 // parts per million
+	ttl      int64 // lease TTL, ms
 	m        *core.Machine
 	session  string
 	sessions int
