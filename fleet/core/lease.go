@@ -102,8 +102,14 @@ func (m *Machine) onTimer(fx *effects, e TimerFired) {
 		m.lease.reads = 0
 		m.leaseWrite(fx, e.Now, leaseRenew, IfMatch, m.etag, m.generation+1)
 	case TimerWatchdog:
-		// Step fences before dispatching when the expiry has passed; an
-		// early firing (expiry extended since) needs nothing.
+		// Step fences before dispatching when the expiry has passed. A
+		// renewal that extended the expiry set a newer timer, so this one
+		// fired early by this node's clock (a wall clock stepped back, a
+		// timer rounded down): arm it again, or nothing would fence the
+		// node should no other event come.
+		if m.ready {
+			m.setTimer(fx, TimerWatchdog, m.expires)
+		}
 	}
 }
 

@@ -4,20 +4,24 @@ import (
 	"github.com/celldgo/celld/fleet/core"
 )
 
-// quiesce heals the world (no faults, no crashes, no pauses), restarts dead
+// quiesce heals the world (no faults, no crashes, no new pauses), restarts dead
 // nodes, lets every stale lease expire, then asks for every requested cell
 // until it settles, and checks that each ends owned by exactly one live
 // node.
 func (w *world) quiesce() {
 	w.healthy = true
 	w.tracef("quiescence")
+	// A process frozen before quiescence stays frozen until its pause
+	// ends (the events it missed are queued for then); healing starts
+	// from the end of the last pause.
+	from := w.now
 	for _, nd := range w.nodes {
-		nd.pausedUntil = 0
+		from = max(from, nd.pausedUntil)
 	}
 	// Long enough for either rule to count a stale lease dead: the
 	// margin past its expiry, or a whole observation window.
 	t := w.maxTTL()
-	w.drain(w.now + 2*(t+min(w.o.Margin, t+t/100)+min(w.o.SkewMS, t)))
+	w.drain(from + 2*(t+min(w.o.Margin, t+t/100)+min(w.o.SkewMS, t)))
 	for _, nd := range w.nodes {
 		if nd.dead {
 			w.fail("%s still down at quiescence", nd.name)

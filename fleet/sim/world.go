@@ -130,13 +130,19 @@ func (w *world) at(t int64, fn func()) {
 	heap.Push(&w.q, item{at: t, seq: w.seq, fn: fn})
 }
 
-func (w *world) clock(n *node) int64 {
-	return w.now + n.skew + (w.now-t0)*n.drift/1_000_000
-}
+func (w *world) clock(n *node) int64 { return clockAt(n, w.now) }
 
-// realAt converts a node-clock time to real time.
+// clockAt is n's clock at real time r.
+func clockAt(n *node, r int64) int64 { return r + n.skew + (r-t0)*n.drift/1_000_000 }
+
+// realAt converts a node-clock time to real time: the first real
+// millisecond at which n's clock reads at least at, as a timer fires.
 func (w *world) realAt(n *node, at int64) int64 {
-	return t0 + (at-t0-n.skew)*1_000_000/(1_000_000+n.drift)
+	r := t0 + (at-t0-n.skew)*1_000_000/(1_000_000+n.drift)
+	for clockAt(n, r) < at {
+		r++
+	}
+	return r
 }
 
 func (w *world) tracef(format string, args ...any) {
