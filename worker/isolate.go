@@ -57,6 +57,9 @@ type jsState struct {
 	scope         *eventScope           // the event whose code runs now (scope.go)
 	als           goja.Value            // the AsyncLocalStorage frame of the code running now (node.go)
 	names         map[string]goja.Value // lowercase header names (fetch.go)
+	hdrs          *headersClass         // the native Headers (headers.go), once loaded
+	scrub         goja.Callable         // internal.scrubCalls (stream_in.go)
+	scrubbed      bool                  // no task ran since scrubCalls
 	methods       map[string]goja.Value
 	urls          map[string]goja.Value            // native.urlParse's recent results
 	ids           map[string]map[string]goja.Value // class -> name -> id (doIdFromName)

@@ -106,6 +106,7 @@ func (iso *isolate) run() {
 			}
 			continue
 		}
+		iso.scrubCalls()
 		var wakeC <-chan time.Time
 		if len(iso.timers) > 0 {
 			wake.Reset(time.Until(iso.timers[0].when))
@@ -275,6 +276,7 @@ type taskClock struct {
 func (iso *isolate) enterTask() {
 	iso.clock.mu.Lock()
 	iso.clock.since = time.Now()
+	iso.scrubbed = false
 	if iso.vm != nil { // nil while a Durable Object hibernates
 		iso.vm.ClearInterrupt()
 	}

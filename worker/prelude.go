@@ -306,6 +306,7 @@ var nativeFuncs = func() map[string]nativeFunc {
 	registerHTMLNatives(set)
 	registerCallbackNatives(set)
 	registerFetchNatives(set)
+	registerHeadersNatives(set)
 	registerStreamNatives(set)
 	registerBufferNatives(set)
 	registerNodeNatives(set)

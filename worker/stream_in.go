@@ -139,6 +139,30 @@ func (b *goBody) close() {
 	go b.closer.close() // it may wait on another isolate's loop
 }
 
+// scrubCalls runs, before the loop waits, a chain of nested calls as
+// deep as most scripts go, once per task while Go streams are open. goja
+// keeps the records of returned calls in its call stack; those of a call
+// a native function made keep that call's variables reachable until a
+// later call as deep overwrites them, and with them a Go stream the
+// script dropped, which the garbage collector must find to close it.
+func (iso *isolate) scrubCalls() {
+	if len(iso.goBodies) == 0 || iso.scrubbed || iso.vm == nil {
+		return
+	}
+	iso.scrubbed = true
+	if iso.scrub == nil {
+		fn, ok := goja.AssertFunction(iso.internal.Get("scrubCalls"))
+		if !ok {
+			return
+		}
+		iso.scrub = fn
+	}
+	_, _ = iso.scrub(goja.Undefined(), iso.vm.ToValue(scrubDepth))
+}
+
+// scrubDepth is how deep scrubCalls goes.
+const scrubDepth = 48
+
 // closeGoBodies closes every Go stream JavaScript still holds. Call it on
 // the loop.
 func (iso *isolate) closeGoBodies() {

@@ -510,6 +510,10 @@ internal.markGoStream = (stream, handle) => {
   Object.defineProperty(stream, kGoHandle, { value: handle, writable: true });
   return stream;
 };
+// scrubCalls(n) nests n calls (see scrubCalls in stream_in.go).
+internal.scrubCalls = function scrubCalls(n) {
+  if (n > 0) scrubCalls(n - 1);
+};
 internal.goStream = (handle, signal = null) => new ReadableStream({
   type: "bytes",
   start(c) {
