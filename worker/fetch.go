@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/textproto"
 	"reflect"
 	"sort"
 	"strings"
@@ -282,8 +283,8 @@ func (iso *isolate) handleRejection(p *goja.Promise) {
 }
 
 // requestArgs are the arguments of internal.makeRequest for req: method,
-// URL, [name, value, ...] with lowercase names (an array-like the prelude
-// reads only if the script looks at the headers), body bytes or null.
+// URL, the headers (immutable Headers, names lowercase), body bytes or
+// null.
 func (iso *isolate) requestArgs(req *Request, href string) (method, url, headers, body goja.Value) {
 	vm := iso.vm
 	names := make([]string, 0, len(req.Header))
@@ -293,11 +294,11 @@ func (iso *isolate) requestArgs(req *Request, href string) (method, url, headers
 		n += len(vs)
 	}
 	sort.Strings(names)
-	list := &headerList{vm: vm, pairs: make([]headerPair, 0, n)}
+	h := &jsHeaders{immutable: true, entries: make([]headerEntry, 0, n)}
 	for _, k := range names {
 		lk := iso.headerName(k)
 		for _, v := range req.Header[k] {
-			list.pairs = append(list.pairs, headerPair{lk, v})
+			h.add(headerEntry{name: lk.String(), nameV: lk, value: vm.ToValue(v), valueS: v})
 		}
 	}
 	body = goja.Null()
@@ -313,37 +314,17 @@ func (iso *isolate) requestArgs(req *Request, href string) (method, url, headers
 	if m == "" {
 		m = http.MethodGet
 	}
-	return iso.methodValue(m), vm.ToValue(href), vm.NewDynamicArray(list), body
+	return iso.methodValue(m), vm.ToValue(href), iso.loadHeaders().newObject(h, nil), body
 }
 
-// headerList is an incoming request's headers as the read-only array-like
-// [name, value, ...]: a JavaScript array is costly in goja (its length is
-// a property in a map), and most scripts never read the headers.
-type headerList struct {
-	vm    *goja.Runtime
-	pairs []headerPair
-}
-
-type headerPair struct {
-	name  goja.Value // lowercase
-	value string
-}
-
-func (l *headerList) Len() int { return 2 * len(l.pairs) }
-
-func (l *headerList) Get(i int) goja.Value {
-	if i < 0 || i >= 2*len(l.pairs) {
-		return goja.Undefined()
+// loadHeaders returns the isolate's Headers class, loading it first if
+// need be.
+func (iso *isolate) loadHeaders() *headersClass {
+	if iso.hdrs == nil {
+		iso.preludeGlobal("Headers")
 	}
-	p := &l.pairs[i/2]
-	if i%2 == 0 {
-		return p.name
-	}
-	return l.vm.ToValue(p.value)
+	return iso.headersClass()
 }
-
-func (l *headerList) Set(int, goja.Value) bool { return false }
-func (l *headerList) SetLen(int) bool          { return false }
 
 // newJSRequest builds the incoming Request object of req.
 func (iso *isolate) newJSRequest(req *Request, href string) (goja.Value, error) {
@@ -413,22 +394,22 @@ func exportGoBody(v goja.Value) (*goBody, bool) {
 }
 
 // toResponse converts the prelude's serialized response
-// [status, statusText, body: Uint8Array | string | reader | null, name,
-// value, ...], where a reader (of a ReadableStream body) becomes
+// [status, statusText, body: Uint8Array | string | reader | null,
+// headers], where a reader (of a ReadableStream body) becomes
 // Response.Stream.
 func (iso *isolate) toResponse(v goja.Value) (*Response, error) {
 	obj, ok := v.(*goja.Object)
 	if !ok {
 		return nil, errors.New("serialized response is not an object")
 	}
-	n := int(obj.Get("length").ToInteger())
+	h, ok := headersOf(obj.Get("3"))
+	if !ok {
+		return nil, errors.New("serialized response has no headers")
+	}
 	resp := &Response{
 		Status:     int(obj.Get("0").ToInteger()),
 		StatusText: obj.Get("1").String(),
-		Header:     make(http.Header, max(n-3, 0)/2),
-	}
-	for i := 3; i+1 < n; i += 2 {
-		resp.Header.Add(obj.Get(itoa(i)).String(), obj.Get(itoa(i+1)).String())
+		Header:     iso.httpHeader(h),
 	}
 	if ws := obj.Get("webSocket"); ws != nil && !goja.IsUndefined(ws) {
 		if s, ok := ws.Export().(*Socket); ok {
@@ -453,6 +434,50 @@ func (iso *isolate) toResponse(v goja.Value) (*Response, error) {
 		resp.Body = []byte{}
 	}
 	return resp, nil
+}
+
+// httpHeader is h as Go's http.Header: canonical names (remembered per
+// isolate), the values of one name joined with ", " except Set-Cookie's,
+// as iteration yields them.
+func (iso *isolate) httpHeader(h *jsHeaders) http.Header {
+	out := make(http.Header, len(h.entries))
+	es := h.entries
+	for i := 0; i < len(es); {
+		j := run(es, i)
+		key := iso.canonicalName(es[i].name)
+		switch {
+		case j == i+1:
+			out[key] = []string{es[i].valueS}
+		case es[i].name == "set-cookie":
+			vs := make([]string, 0, j-i)
+			for k := i; k < j; k++ {
+				vs = append(vs, es[k].valueS)
+			}
+			out[key] = vs
+		default:
+			vs := make([]string, 0, j-i)
+			for k := i; k < j; k++ {
+				vs = append(vs, es[k].valueS)
+			}
+			out[key] = []string{strings.Join(vs, ", ")}
+		}
+		i = j
+	}
+	return out
+}
+
+// canonicalName is the canonical form of a lowercase header name,
+// remembered per isolate.
+func (iso *isolate) canonicalName(lower string) string {
+	if c, ok := iso.canon[lower]; ok {
+		return c
+	}
+	c := textproto.CanonicalMIMEHeaderKey(lower)
+	if iso.canon == nil || len(iso.canon) >= 256 {
+		iso.canon = map[string]string{}
+	}
+	iso.canon[lower] = c
+	return c
 }
 
 // reportUncaught logs a fetch handler's uncaught exception, unless it

@@ -1,7 +1,6 @@
 package worker
 
 import (
-	"net/http"
 	"reflect"
 	"strings"
 
@@ -457,20 +456,16 @@ func named(vm *goja.Runtime, fn *goja.Object, name string, length int) {
 }
 
 // fromFlat builds Headers from trusted [name, value, ...] pairs (names
-// lowercase, values valid): an incoming request's, a fetch() response's.
+// lowercase, values valid): a fetch() response's, an object's request's.
+// Headers Go made already (requestArgs) are returned as they are.
 func (c *headersClass) fromFlat(flat goja.Value, immutable bool) *goja.Object {
 	h := &jsHeaders{immutable: immutable}
 	obj, ok := flat.(*goja.Object)
 	if !ok {
 		return c.newObject(h, nil)
 	}
-	if obj.ExportType() == typeHeaderList {
-		l := obj.Export().(*headerList)
-		h.entries = make([]headerEntry, 0, len(l.pairs))
-		for _, p := range l.pairs {
-			h.add(headerEntry{name: p.name.String(), nameV: p.name, value: c.iso.vm.ToValue(p.value), valueS: p.value})
-		}
-		return c.newObject(h, nil)
+	if obj.ExportType() == typeJSHeaders {
+		return obj // an incoming request's, made by Go (requestArgs)
 	}
 	n := int(obj.Get("length").ToInteger())
 	h.entries = make([]headerEntry, 0, n/2)
@@ -483,17 +478,6 @@ func (c *headersClass) fromFlat(flat goja.Value, immutable bool) *goja.Object {
 		h.add(headerEntry{name: name, nameV: nv, value: v, valueS: v.String()})
 	}
 	return c.newObject(h, nil)
-}
-
-var typeHeaderList = reflect.TypeOf((*headerList)(nil))
-
-// header returns the headers of h as Go's http.Header.
-func (h *jsHeaders) header() http.Header {
-	out := make(http.Header, len(h.entries))
-	for _, e := range h.entries {
-		out[e.name] = append(out[e.name], e.valueS)
-	}
-	return out
 }
 
 func registerHeadersNatives(set func(string, nativeFunc)) {

@@ -58,6 +58,7 @@ type jsState struct {
 	als           goja.Value            // the AsyncLocalStorage frame of the code running now (node.go)
 	names         map[string]goja.Value // lowercase header names (fetch.go)
 	hdrs          *headersClass         // the native Headers (headers.go), once loaded
+	canon         map[string]string     // lowercase -> canonical header names (fetch.go)
 	scrub         goja.Callable         // internal.scrubCalls (stream_in.go)
 	scrubbed      bool                  // no task ran since scrubCalls
 	methods       map[string]goja.Value

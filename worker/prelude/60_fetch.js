@@ -389,16 +389,16 @@ class Response {
       return r;
     };
     // serializeResponse flattens a response for Go as [status,
-    // statusText, bytes | string | reader | null, name, value, ...]. A
-    // stream body goes as its reader: Go pulls it chunk by chunk
-    // (internal.pullChunk, stream.go) while the status and headers are
-    // already on their way.
+    // statusText, bytes | string | reader | null, headers], which Go reads
+    // at once (fetch.go, toResponse). A stream body goes as its reader: Go
+    // pulls it chunk by chunk (internal.pullChunk, stream.go) while the
+    // status and headers are already on their way.
     serializeResponse = (res) => {
       if (res.#type === "error") {
         throw new TypeError("Return value from serve handler must not be an error response (like Response.error()).");
       }
       const b = res.#body;
-      const out = internal.appendHeaders([res.#status, res.#statusText, null], res.#headers);
+      const out = [res.#status, res.#statusText, null, res.#headers];
       if (res.#webSocket !== null && res.#status === 101) out.webSocket = internal.ws.handOff(res.#webSocket);
       if (b.source === null) return out;
       if (bodyUsed(b)) throw usedError();
