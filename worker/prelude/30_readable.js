@@ -41,7 +41,10 @@ class ReadableStream {
       pullIfNeeded(this);
     }, (e) => errorStream(this, e));
   }
-  get locked() { return this[kRS].reader !== null; }
+  get locked() {
+    if (this[kLazy] != null && !hasState(this)) return false; // a lazy bytes stream nobody used
+    return this[kRS].reader !== null;
+  }
   cancel(reason = undefined) {
     if (this.locked) return Promise.reject(lockedError());
     return cancelStream(this, reason);
@@ -497,7 +500,7 @@ internal.expose("ReadableStream", ReadableStream);
 internal.expose("ReadableStreamDefaultReader", ReadableStreamDefaultReader);
 internal.expose("ReadableStreamDefaultController", ReadableStreamDefaultController);
 internal.expose("ReadableStreamBYOBReader", ReadableStreamBYOBReader);
-internal.isDisturbed = (stream) => stream[kRS].disturbed;
+internal.isDisturbed = (stream) => (stream[kLazy] != null && !hasState(stream) ? false : stream[kRS].disturbed);
 
 // closedBytesStream(source) is
 //   new ReadableStream({ type: "bytes", start(c) { if (bytes.byteLength) c.enqueue(bytes); c.close(); } })
@@ -514,16 +517,46 @@ class TextChunk {
   get chunk() { return (this.bytes ??= internal.utf8Encode(this.text)); }
   get size() { return 1; }
 }
-internal.closedBytesStream = (source) => {
-  const s = Object.create(ReadableStream.prototype);
+const closedState = (source) => {
   const text = typeof source === "string";
   const has = text ? source.length > 0 : source.byteLength > 0;
-  internal.define(s, kRS, {
+  return {
     state: has ? "readable" : "closed", reader: null, storedError: undefined, disturbed: false,
     queue: has ? [text ? new TextChunk(source) : { chunk: source, size: 1 }] : [], queueSize: has ? 1 : 0, hwm: 0,
     size: sizeOne, started: true, pulling: false, pullAgain: false, closeRequested: true, source: noSource,
     controller: null, bytes: true, autoAllocate: 0,
-  });
+  };
+};
+internal.closedBytesStream = (source) => {
+  const s = Object.create(ReadableStream.prototype);
+  internal.define(s, kRS, closedState(source));
+  return s;
+};
+// lazyBytesStream(source) is closedBytesStream(source) whose state is
+// made when first used: until then the stream is one object with one
+// property (kLazy: its source). A response body read as .body only to be
+// handed to a new Response (frameworks do it per request, to change
+// headers) and then to Go never gets one. The kLazy mark stays after the
+// state is made, until the source is taken (34_transform.js), and
+// tells a stream whose bytes are at hand.
+const kLazy = Symbol("bytes source");
+internal.kLazyBytes = kLazy;
+const hasOwnProp = Object.prototype.hasOwnProperty;
+const hasState = (s) => hasOwnProp.call(s, kRS);
+internal.hasStreamState = hasState;
+Object.defineProperty(ReadableStream.prototype, kRS, {
+  get() {
+    const source = this[kLazy];
+    if (source === undefined || source === null) return undefined;
+    const st = closedState(source);
+    internal.define(this, kRS, st);
+    return st;
+  },
+  configurable: true,
+});
+internal.lazyBytesStream = (source) => {
+  const s = Object.create(ReadableStream.prototype);
+  internal.define(s, kLazy, source);
   return s;
 };
 // drainClosed empties an unlocked, unread stream whose source has closed
@@ -533,7 +566,20 @@ internal.closedBytesStream = (source) => {
 // one holds (released, so inert), shared by every drained stream.
 const drainedReader = Object.create(ReadableStreamDefaultReader.prototype);
 internal.define(drainedReader, kReader, Object.freeze({ stream: null, requests: Object.freeze([]), closed: Object.freeze({ promise: Promise.resolve() }) }));
+// A lazy stream drained before its state was made shares this one (the
+// state of a stream locked for good by drainedReader, disturbed, closed:
+// nothing changes it).
+const drainedState = Object.freeze({
+  state: "closed", reader: drainedReader, storedError: undefined, disturbed: true, queue: Object.freeze([]), queueSize: 0,
+  hwm: 0, size: sizeOne, started: true, pulling: false, pullAgain: false, closeRequested: true, source: noSource,
+  controller: null, bytes: true, autoAllocate: 0,
+});
 internal.drainClosed = (stream) => {
+  if (!hasState(stream)) {
+    if (stream[kLazy] == null) return false;
+    internal.define(stream, kRS, drainedState);
+    return true;
+  }
   const st = stream[kRS];
   if (st.reader !== null || st.disturbed || !st.closeRequested || st.state !== "readable") return false;
   st.reader = drainedReader;

@@ -180,14 +180,11 @@ internal.readAllBytes = async (stream) => {
   reader.releaseLock();
   return chunks.length ? internal.concatBytes(chunks) : new Uint8Array(0);
 };
-internal.bytesStream = (source) => {
-  const s = internal.closedBytesStream(source);
-  Object.defineProperty(s, kBytesSource, { value: source, writable: true });
-  return s;
-};
-// kBytesSource marks a stream over bytes (or a string, UTF-8) at hand: a
-// request body, say.
-const kBytesSource = Symbol("bytes source");
+// bytesStream is a stream over bytes (or a string, UTF-8) at hand (a
+// request body, say), made lazily (30_readable.js); kBytesSource marks
+// it until its source is taken.
+internal.bytesStream = (source) => internal.lazyBytesStream(source);
+const kBytesSource = internal.kLazyBytes;
 const asBytes = (source) => (typeof source === "string" ? internal.utf8Encode(source) : source);
 // takeBytesStream returns the bytes of an unlocked, unread stream over
 // bytes and locks the stream, or null: a binding given such a stream (an
@@ -201,8 +198,13 @@ const asBytes = (source) => (typeof source === "string" ? internal.utf8Encode(so
 internal.drainBodySource = (stream) => {
   const source = stream[kBytesSource];
   if (source === undefined || source === null || stream.locked || internal.isDisturbed(stream)) return null;
+  // drainClosed first: a lazy stream needs its source until it has a state
+  if (internal.drainClosed(stream)) {
+    stream[kBytesSource] = null;
+    return source;
+  }
   stream[kBytesSource] = null;
-  if (!internal.drainClosed(stream)) {
+  {
     const reader = stream.getReader();
     reader.read().catch(() => {});
   }
@@ -215,7 +217,7 @@ internal.drainBytesStream = (stream) => {
 internal.takeBytesStream = (stream) => {
   const source = stream[kBytesSource];
   if (source === undefined || source === null || stream.locked || internal.isDisturbed(stream)) return null;
-  stream[kBytesSource] = null;
   stream.getReader();
+  stream[kBytesSource] = null;
   return asBytes(source);
 };
