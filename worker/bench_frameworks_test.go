@@ -46,3 +46,18 @@ func BenchmarkFetchSSR(b *testing.B) {
 	rt := newRuntime(b, benchApp(b, "ssr"), worker.Config{Logger: slog.New(slog.DiscardHandler)})
 	benchFetchStatus(b, rt, "http://localhost/")
 }
+
+// BenchmarkFetchHonoDO runs bench/apps/hono-do's GET
+// /rooms/lobby/items/7: a Hono Worker forwarding to a local Durable
+// Object whose fetch is another Hono app doing a SQL read.
+func BenchmarkFetchHonoDO(b *testing.B) {
+	host := newLocalObjects(b)
+	rt := newRuntime(b, benchApp(b, "hono-do"), worker.Config{
+		Objects: host, DurableObjects: map[string]string{"ROOMS": "Room"}, Logger: slog.New(slog.DiscardHandler),
+	})
+	host.use(rt)
+	if resp := fetch(b, rt, "POST", "/rooms/lobby/seed", nil); resp.Status != 200 {
+		b.Fatalf("seed = %d %s", resp.Status, resp.Body)
+	}
+	benchFetchStatus(b, rt, "http://localhost/rooms/lobby/items/7")
+}

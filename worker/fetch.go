@@ -287,20 +287,6 @@ func (iso *isolate) handleRejection(p *goja.Promise) {
 // null.
 func (iso *isolate) requestArgs(req *Request, href string) (method, url, headers, body goja.Value) {
 	vm := iso.vm
-	names := make([]string, 0, len(req.Header))
-	n := 0
-	for k, vs := range req.Header {
-		names = append(names, k)
-		n += len(vs)
-	}
-	sort.Strings(names)
-	h := &jsHeaders{immutable: true, entries: make([]headerEntry, 0, n)}
-	for _, k := range names {
-		lk := iso.headerName(k)
-		for _, v := range req.Header[k] {
-			h.add(headerEntry{name: lk.String(), nameV: lk, value: vm.ToValue(v), valueS: v})
-		}
-	}
 	body = goja.Null()
 	switch {
 	case req.Stream != nil:
@@ -314,7 +300,43 @@ func (iso *isolate) requestArgs(req *Request, href string) (method, url, headers
 	if m == "" {
 		m = http.MethodGet
 	}
-	return iso.methodValue(m), vm.ToValue(href), iso.loadHeaders().newObject(h, nil), body
+	return iso.methodValue(m), vm.ToValue(href), iso.headersValue(req.Header), body
+}
+
+// headersValue is hdr as immutable Headers (names lowercase).
+func (iso *isolate) headersValue(hdr http.Header) goja.Value {
+	vm := iso.vm
+	names := make([]string, 0, len(hdr))
+	n := 0
+	for k, vs := range hdr {
+		names = append(names, k)
+		n += len(vs)
+	}
+	sort.Strings(names)
+	h := &jsHeaders{immutable: true, entries: make([]headerEntry, 0, n)}
+	for _, k := range names {
+		lk := iso.headerName(k)
+		for _, v := range hdr[k] {
+			h.add(headerEntry{name: lk.String(), nameV: lk, value: vm.ToValue(v), valueS: v})
+		}
+	}
+	return iso.loadHeaders().newObject(h, nil)
+}
+
+// headerArg reads the headers a native was given: Headers, or
+// [name, value, ...].
+func (iso *isolate) headerArg(v goja.Value) http.Header {
+	if h, ok := headersOf(v); ok {
+		return iso.httpHeader(h)
+	}
+	header := http.Header{}
+	if obj, ok := v.(*goja.Object); ok {
+		n := int(obj.Get("length").ToInteger())
+		for i := 0; i+1 < n; i += 2 {
+			header.Add(obj.Get(itoa(i)).String(), obj.Get(itoa(i+1)).String())
+		}
+	}
+	return header
 }
 
 // loadHeaders returns the isolate's Headers class, loading it first if

@@ -49,13 +49,7 @@ func init() {
 func registerFetchNatives(set func(string, nativeFunc)) {
 	set("httpFetch", func(iso *isolate, call goja.FunctionCall) goja.Value {
 		method, url := call.Argument(0).String(), call.Argument(1).String()
-		header := http.Header{}
-		if h, ok := call.Argument(2).(*goja.Object); ok {
-			n := int(h.Get("length").ToInteger())
-			for i := 0; i+1 < n; i += 2 {
-				header.Add(h.Get(itoa(i)).String(), h.Get(itoa(i+1)).String())
-			}
-		}
+		header := iso.headerArg(call.Argument(2))
 		var body []byte
 		if b := call.Argument(3); !goja.IsNull(b) && !goja.IsUndefined(b) {
 			body = append([]byte{}, iso.bytesArg(b)...)

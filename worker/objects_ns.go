@@ -10,7 +10,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"sort"
 	"strings"
 
 	"github.com/dop251/goja"
@@ -292,13 +291,7 @@ func registerObjectNatives(set func(string, nativeFunc)) {
 	set("doFetch", func(iso *isolate, call goja.FunctionCall) goja.Value {
 		class, id := call.Argument(0).String(), call.Argument(1).String()
 		ctx := iso.eventContext(call.Argument(2))
-		req := &Request{Method: call.Argument(3).String(), URL: call.Argument(4).String(), Header: http.Header{}}
-		if h, ok := call.Argument(5).(*goja.Object); ok {
-			n := int(h.Get("length").ToInteger())
-			for i := 0; i+1 < n; i += 2 {
-				req.Header.Add(h.Get(itoa(i)).String(), h.Get(itoa(i+1)).String())
-			}
-		}
+		req := &Request{Method: call.Argument(3).String(), URL: call.Argument(4).String(), Header: iso.headerArg(call.Argument(5))}
 		if b := call.Argument(6); !goja.IsNull(b) && !goja.IsUndefined(b) {
 			req.Body = append([]byte{}, iso.bytesArg(b)...)
 		}
@@ -411,19 +404,7 @@ func (iso *isolate) responseOutcome(resp *Response) goja.Value {
 		text = http.StatusText(resp.Status)
 	}
 	_ = out.Set("statusText", text)
-	names := make([]string, 0, len(resp.Header))
-	for k := range resp.Header {
-		names = append(names, k)
-	}
-	sort.Strings(names)
-	flat := make([]any, 0, 2*len(names))
-	for _, k := range names {
-		lk := strings.ToLower(k)
-		for _, v := range resp.Header[k] {
-			flat = append(flat, lk, v)
-		}
-	}
-	_ = out.Set("headers", vm.NewArray(flat...))
+	_ = out.Set("headers", iso.headersValue(resp.Header))
 	if resp.WebSocket != nil {
 		_ = out.Set("webSocket", vm.ToValue(resp.WebSocket))
 	}

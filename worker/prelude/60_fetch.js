@@ -633,7 +633,7 @@ internal.expose("fetch", async function fetch(input, init = undefined) {
   if (signal && signal.aborted) throw signal.reason;
   if (String(req.headers.get("upgrade")).toLowerCase() === "websocket") return internal.wsFetch(req);
   const body = req.body === null ? null : await req.arrayBuffer();
-  const r = await native.httpFetch(req.method, req.url, internal.headersFlat(req.headers), body, req.redirect || "follow");
+  const r = await native.httpFetch(req.method, req.url, req.headers, body, req.redirect || "follow");
   if (signal && signal.aborted) throw signal.reason;
   if (!r.ok) throw new TypeError(r.error);
   const resBody = r.stream === undefined ? r.body : internal.goStream(r.stream, signal);

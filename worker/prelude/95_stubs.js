@@ -30,7 +30,7 @@ async function sendFetch(cls, id, ord, n, req) {
   }
   let sent;
   try {
-    sent = native.doFetch(cls, idHex(id), nameArg(id), req.method, req.url, internal.headersFlat(req.headers), body, ord, n);
+    sent = native.doFetch(cls, idHex(id), nameArg(id), req.method, req.url, req.headers, body, ord, n);
   } catch (e) {
     native.doOrderSkip(ord, n);
     throw e;
