@@ -29,6 +29,10 @@ module.exports.default = {
     h.foo = 2;
     out.own = [h.foo, "foo" in h, Object.keys(h), delete h.foo, "foo" in h, "get" in h, Object.hasOwn(h, "get")];
     out.callWithoutNew = err(() => Headers());
+    const sym = Symbol("s");
+    out.refused = [err(() => { "use strict"; h[sym] = 1; }), h[sym] === undefined, err(() => Object.freeze(h)).slice(0, 10),
+      err(() => Object.defineProperty(h, "ro", { value: 1 })), Object.getOwnPropertyDescriptor(h, "ro"),
+      err(() => new (class extends Headers { #p = 1; })()).slice(0, 10)];
     out.illegal = err(() => Headers.prototype.get.call({}, "a"));
     out.shape = [Headers.length, Headers.name, Headers.prototype.append.length, Headers.prototype.append.name,
       Headers.prototype[Symbol.iterator] === Headers.prototype.entries, Object.prototype.toString.call(h),
@@ -76,14 +80,16 @@ func TestHeaders_Native(t *testing.T) {
 		"own":            []any{2.0, true, []any{"foo"}, true, false, true, false},
 		"callWithoutNew": "TypeError: Class constructor cannot be invoked without 'new'",
 		"illegal":        "TypeError: Illegal invocation",
-		"shape":          []any{0.0, "Headers", 2.0, "append", true, "[object Headers]", true, "function"},
-		"order":          []any{[]any{"set-cookie", "c=1"}, []any{"set-cookie", "d=2"}, []any{"x-a", "2"}, []any{"x-b", "1, 3"}},
-		"set":            []any{"set-cookie", "set-cookie", "x-a", "x-b"},
-		"deleted":        []any{false, nil, []any{"c=1", "d=2", "4"}},
-		"request":        []any{"v", true, "TypeError: Can't modify immutable headers."},
-		"lazyBody":       []any{true, false, false},
-		"rewrapped":      []any{"hi", true, true, "1"},
-		"readLazy":       []any{"abc", false},
+		"refused": []any{"TypeError: Dynamic objects do not support Symbol properties", true, "TypeError:", "no error",
+			map[string]any{"configurable": true, "enumerable": true, "value": 1.0, "writable": true}, "TypeError:"},
+		"shape":     []any{0.0, "Headers", 2.0, "append", true, "[object Headers]", true, "function"},
+		"order":     []any{[]any{"set-cookie", "c=1"}, []any{"set-cookie", "d=2"}, []any{"x-a", "2"}, []any{"x-b", "1, 3"}},
+		"set":       []any{"set-cookie", "set-cookie", "x-a", "x-b"},
+		"deleted":   []any{false, nil, []any{"c=1", "d=2", "4"}},
+		"request":   []any{"v", true, "TypeError: Can't modify immutable headers."},
+		"lazyBody":  []any{true, false, false},
+		"rewrapped": []any{"hi", true, true, "1"},
+		"readLazy":  []any{"abc", false},
 	}
 	for k, w := range want {
 		if !reflect.DeepEqual(got[k], w) {
