@@ -32,6 +32,20 @@ type goBody struct {
 // registerStreamNatives adds the natives behind a ReadableStream fed by
 // a Go body.
 func registerStreamNatives(set func(string, nativeFunc)) {
+	// defineHidden(obj, symbol, value) defines a writable, configurable,
+	// non-enumerable property, as internal.define does, without a
+	// descriptor object.
+	set("defineHidden", func(iso *isolate, call goja.FunctionCall) goja.Value {
+		obj, ok1 := call.Argument(0).(*goja.Object)
+		sym, ok2 := call.Argument(1).(*goja.Symbol)
+		if !ok1 || !ok2 {
+			panic(iso.vm.NewTypeError("defineHidden: bad arguments"))
+		}
+		if err := obj.DefineDataPropertySymbol(sym, call.Argument(2), goja.FLAG_TRUE, goja.FLAG_TRUE, goja.FLAG_FALSE); err != nil {
+			panic(err)
+		}
+		return goja.Undefined()
+	})
 	// bodyRead(handle) -> Promise<ArrayBuffer | null>: the next chunk, or
 	// null at the end.
 	set("bodyRead", func(iso *isolate, call goja.FunctionCall) goja.Value {

@@ -5,6 +5,9 @@
 // cancel) — see testdata/celld/streams-fidelity.
 
 const { kCreate } = internal;
+// hide(obj, symbol, value) is internal.define for a symbol, natively: no
+// descriptor object per call (every stream and reader gets one).
+const hide = native.defineHidden;
 const kRS = Symbol("readable");
 const kReader = Symbol("reader");
 const lockedError = () => new TypeError("This ReadableStream is currently locked to a reader.");
@@ -33,7 +36,7 @@ class ReadableStream {
       pullAgain: false, closeRequested: false, source, controller: null, bytes: type === "bytes",
       autoAllocate: type === "bytes" && source.autoAllocateChunkSize !== undefined ? Number(source.autoAllocateChunkSize) : 0,
     };
-    internal.define(this, kRS, st);
+    hide(this, kRS, st);
     st.controller = new ReadableStreamDefaultController(kCreate, this);
     const start = source.start ? source.start.call(source, st.controller) : undefined;
     Promise.resolve(start).then(() => {
@@ -203,7 +206,7 @@ class ReadableStreamDefaultReader {
     const st = stream[kRS];
     if (st.reader) throw lockedError();
     const closed = withResolvers();
-    internal.define(this, kReader, { stream, requests: [], closed });
+    hide(this, kReader, { stream, requests: [], closed });
     st.reader = this;
     if (st.state === "closed") closed.resolve();
     else if (st.state === "errored") { closed.reject(st.storedError); handled(closed.promise); }
@@ -529,7 +532,7 @@ const closedState = (source) => {
 };
 internal.closedBytesStream = (source) => {
   const s = Object.create(ReadableStream.prototype);
-  internal.define(s, kRS, closedState(source));
+  hide(s, kRS, closedState(source));
   return s;
 };
 // lazyBytesStream(source) is closedBytesStream(source) whose state is
@@ -549,14 +552,14 @@ Object.defineProperty(ReadableStream.prototype, kRS, {
     const source = this[kLazy];
     if (source === undefined || source === null) return undefined;
     const st = closedState(source);
-    internal.define(this, kRS, st);
+    hide(this, kRS, st);
     return st;
   },
   configurable: true,
 });
 internal.lazyBytesStream = (source) => {
   const s = Object.create(ReadableStream.prototype);
-  internal.define(s, kLazy, source);
+  hide(s, kLazy, source);
   return s;
 };
 // drainClosed empties an unlocked, unread stream whose source has closed
@@ -577,7 +580,7 @@ const drainedState = Object.freeze({
 internal.drainClosed = (stream) => {
   if (!hasState(stream)) {
     if (stream[kLazy] == null) return false;
-    internal.define(stream, kRS, drainedState);
+    hide(stream, kRS, drainedState);
     return true;
   }
   const st = stream[kRS];
