@@ -207,7 +207,12 @@ var isTokenByte = func() (t [256]bool) {
 // name validates a header name and returns it lowercase, as a Go and a
 // JavaScript string. Names seen before come from a small table.
 func (c *headersClass) name(v goja.Value) (string, goja.Value) {
-	s := v.String()
+	return c.nameOf(v.String(), v)
+}
+
+// nameOf is name for a name given as a Go string s, and as the
+// JavaScript value v when there is one (nil otherwise).
+func (c *headersClass) nameOf(s string, v goja.Value) (string, goja.Value) {
 	if lv, ok := c.known[s]; ok {
 		return lv.String(), lv
 	}
@@ -223,7 +228,7 @@ func (c *headersClass) name(v goja.Value) (string, goja.Value) {
 		upper = upper || ('A' <= b && b <= 'Z')
 	}
 	var lv goja.Value
-	if upper || !goja.IsString(v) {
+	if upper || v == nil || !goja.IsString(v) {
 		lv = c.iso.vm.ToValue(strings.ToLower(s))
 	} else {
 		lv = v
@@ -324,8 +329,9 @@ func (c *headersClass) fillFrom(obj *goja.Object, h *jsHeaders, init goja.Value)
 		}
 	}
 	for _, k := range o.Keys() {
-		e := c.entry(c.iso.vm.ToValue(k), o.Get(k))
-		h.add(e)
+		n, nv := c.nameOf(k, nil)
+		v, vs := c.value(o.Get(k))
+		h.add(headerEntry{name: n, nameV: nv, value: v, valueS: vs})
 	}
 }
 
