@@ -135,6 +135,7 @@ type limitedBody struct {
 	r      io.Reader
 	budget *bodyBudget
 	limit  int64
+	size   int64 // the declared Content-Length, or -1
 
 	mu       sync.Mutex
 	read     int64
@@ -151,7 +152,7 @@ type limitedBody struct {
 // reserved whole before anything is read.
 // Each read must make progress within bodyIdle.
 func newLimitedBody(w http.ResponseWriter, r *http.Request, budget *bodyBudget, limit int64) (*limitedBody, error) {
-	lb := &limitedBody{ctx: r.Context(), r: r.Body, budget: budget, limit: limit, rc: http.NewResponseController(w)}
+	lb := &limitedBody{ctx: r.Context(), r: r.Body, budget: budget, limit: limit, size: r.ContentLength, rc: http.NewResponseController(w)}
 	if r.ContentLength > limit {
 		return nil, &BodyTooLargeError{Limit: limit}
 	}
@@ -204,6 +205,11 @@ func (lb *limitedBody) Read(p []byte) (int, error) {
 	}
 	return n, err
 }
+
+// Size is the body's declared length, or -1 (worker.BodySize): an R2 put
+// of request.body then knows it up front. net/http fails a body that ends
+// before its Content-Length.
+func (lb *limitedBody) Size() int64 { return lb.size }
 
 // Close is the script's (or the runtime's) end of interest; the body's
 // bytes stay reserved until release.

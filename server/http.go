@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"net/http"
+	"strconv"
 	"strings"
 
 	"github.com/celldgo/celld/worker"
@@ -59,8 +60,22 @@ func writeWorkerResponse(ctx context.Context, w http.ResponseWriter, resp *worke
 		w.Write(resp.Body)
 		return
 	}
+	if n := worker.BodySize(resp.Stream); n >= 0 && bodyAllowed(resp.Status) {
+		// A Go body of known length (an R2 object's): sent with its
+		// length, as workerd does, not chunked.
+		if _, ok := h["Content-Length"]; !ok {
+			if _, ok := h["Transfer-Encoding"]; !ok {
+				h["Content-Length"] = []string{strconv.FormatInt(n, 10)}
+			}
+		}
+	}
 	w.WriteHeader(resp.Status)
 	streamBody(ctx, w, resp.Stream)
+}
+
+// bodyAllowed reports whether a response of status may carry a body.
+func bodyAllowed(status int) bool {
+	return status >= 200 && status != http.StatusNoContent && status != http.StatusNotModified
 }
 
 // serveWorker hands a request to the live deployment's default export.

@@ -5,6 +5,9 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"sync"
+
+	"github.com/celldgo/celld/worker"
 )
 
 // A Worker's (or a Durable Object's) streamed body leaves as the script
@@ -25,10 +28,27 @@ func streamBody(ctx context.Context, w http.ResponseWriter, body io.ReadCloser) 
 	}
 }
 
+// Copy buffers: a script's stream comes a chunk at a time and may live
+// long (server-sent events), so it gets a small one; a Go body of known
+// length (an R2 object) is bulk, copied in few large writes from a pool.
+const (
+	streamBufSize = 32 << 10
+	bulkBufSize   = 256 << 10
+)
+
+var bulkBufs = sync.Pool{New: func() any { b := make([]byte, bulkBufSize); return &b }}
+
 // copyFlushing copies body to w, flushing after each chunk.
 func copyFlushing(w http.ResponseWriter, body io.Reader) error {
 	rc := http.NewResponseController(w)
-	buf := make([]byte, 32<<10)
+	var buf []byte
+	if worker.BodySize(body) > streamBufSize {
+		p := bulkBufs.Get().(*[]byte)
+		defer bulkBufs.Put(p)
+		buf = *p
+	} else {
+		buf = make([]byte, streamBufSize)
+	}
 	for {
 		n, err := body.Read(buf)
 		if n > 0 {

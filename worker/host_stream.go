@@ -45,7 +45,7 @@ func (h *Host) StreamReader(stream goja.Value) (io.ReadCloser, int64, error) {
 	if take, ok := goja.AssertFunction(h.iso.internal.Get("takeGoStream")); ok {
 		if v, err := take(goja.Undefined(), obj); err == nil {
 			if gb, ok := exportGoBody(v); ok {
-				return gb.rc, -1, nil
+				return gb.rc, BodySize(gb.rc), nil
 			}
 		}
 	}
@@ -69,6 +69,28 @@ func (h *Host) StreamReader(stream goja.Value) (io.ReadCloser, int64, error) {
 	}
 	return h.iso.newBodyStream(reader), -1, nil
 }
+
+// BodySize is the length of a Go body known before it is read — an R2
+// object's, a request's with a Content-Length: the Size of a body that
+// has one (SizedBody, or a bytes.Reader's), else -1. A host writing such a
+// body sends its Content-Length, as workerd does for a stream of known
+// length; a binding taking it (R2 put) knows the size up front.
+func BodySize(r io.Reader) int64 {
+	if s, ok := r.(interface{ Size() int64 }); ok {
+		return s.Size()
+	}
+	return -1
+}
+
+// SizedBody is rc, of n bytes, as a body whose BodySize is n.
+func SizedBody(rc io.ReadCloser, n int64) io.ReadCloser { return sizedBody{rc, n} }
+
+type sizedBody struct {
+	io.ReadCloser
+	n int64
+}
+
+func (s sizedBody) Size() int64 { return s.n }
 
 // OutputGate returns the wait a binding's mutation must pass in a Durable
 // Object's isolate: it returns once the object's earlier writes are

@@ -240,6 +240,15 @@ func (s *Server) Stop() {
 	})
 }
 
+// PID is the server's process id, or 0 for a server this package did
+// not start (benchmarks read its CPU time from /proc).
+func (s *Server) PID() int {
+	if s.cmd == nil || s.cmd.Process == nil {
+		return 0
+	}
+	return s.cmd.Process.Pid
+}
+
 // Client returns a minio-go client for the server, with its root
 // credentials.
 func (s *Server) Client() (*minio.Client, error) {

@@ -270,7 +270,7 @@ func (n natives) get(call goja.FunctionCall) goja.Value {
 			if rc == nil {
 				return vm.NewArray(recordJSON(obj), goja.Null()), nil
 			}
-			stream, err := h.ReadableStream(rc)
+			stream, err := h.ReadableStream(worker.SizedBody(rc, obj.Range.Length))
 			if err != nil {
 				return nil, err
 			}
