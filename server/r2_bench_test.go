@@ -9,6 +9,9 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -33,9 +36,64 @@ const r2BenchWorker = `export default {
 };
 `
 
+// r2Sample is what one side spent on one kind of operation: wall time per
+// operation, and CPU time of this process (the client, and the node on
+// the Worker side) and of MinIO.
+type r2Sample struct {
+	wall       []time.Duration
+	self, srv  time.Duration
+	bytesMoved int64
+}
+
+// mibps is the throughput at the median operation.
+func (s *r2Sample) mibps(size int) float64 {
+	w := slices.Clone(s.wall)
+	slices.Sort(w)
+	return float64(size) / (1 << 20) / w[len(w)/2].Seconds()
+}
+
+// cpuPerMiB is CPU milliseconds per MiB moved, this process and MinIO.
+func (s *r2Sample) cpuPerMiB() (self, srv float64) {
+	mib := float64(s.bytesMoved) / (1 << 20)
+	return float64(s.self.Microseconds()) / 1e3 / mib, float64(s.srv.Microseconds()) / 1e3 / mib
+}
+
+// procCPU is the user+system CPU time of process pid so far (all its
+// threads), or 0 when it cannot be read.
+func procCPU(pid int) time.Duration {
+	if pid == 0 {
+		return 0
+	}
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0
+	}
+	// The fields after the command name (which may hold spaces) start
+	// at state; utime and stime are the 14th and 15th fields overall.
+	i := bytes.LastIndexByte(data, ')')
+	if i < 0 {
+		return 0
+	}
+	f := strings.Fields(string(data[i+1:]))
+	if len(f) < 13 {
+		return 0
+	}
+	ut, _ := strconv.ParseInt(f[11], 10, 64)
+	st, _ := strconv.ParseInt(f[12], 10, 64)
+	return time.Duration(ut+st) * 10 * time.Millisecond // USER_HZ is 100 on Linux
+}
+
 // BenchmarkR2Throughput moves 1 MiB and 64 MiB objects through a Worker's
-// R2 binding on a node backed by MinIO, and through raw minio-go on the
-// same MinIO, and prints the ratio (worker / raw) for put and get.
+// R2 binding (env.B.put(key, request.body), new Response(obj.body)) on a
+// node backed by MinIO, and through raw minio-go on the same MinIO with
+// its defaults (PutObject of a bytes.Reader: one signed PUT for 1 MiB, a
+// parallel multipart upload for 64 MiB; GetObject read to the end). It
+// prints the ratio worker/raw of the throughput at the median operation
+// for put and get, and the CPU each side costs per MiB: this process
+// (client, plus the node on the Worker side) and MinIO.
+//
+// The two sides alternate operation by operation, the order swapped
+// every round, so load from outside falls on both alike.
 func BenchmarkR2Throughput(b *testing.B) {
 	srv := miniotest.Shared(b)
 	name := srv.NewBucket(b)
@@ -57,63 +115,96 @@ func BenchmarkR2Throughput(b *testing.B) {
 		b.Fatal(err)
 	}
 	hc := &http.Client{Timeout: 5 * time.Minute}
+	ctx := context.Background()
+	pid := srv.PID()
 	for _, size := range []int{1 << 20, 64 << 20} {
 		data := make([]byte, size)
 		rand.Read(data)
-		rounds := 20
+		rounds := 30
 		if size > 8<<20 {
-			rounds = 4
+			rounds = 8
 		}
-		timeIt := func(f func(i int)) float64 {
-			start := time.Now()
-			for i := range rounds {
-				f(i)
-			}
-			return float64(rounds*size) / (1 << 20) / time.Since(start).Seconds()
+		rounds *= b.N
+		rawKey := fmt.Sprintf("raw/%d", size)
+		wURL := fmt.Sprintf("%s/w/%d", node.public, size)
+		ops := map[string]func(){
+			"raw put": func() {
+				if _, err := raw.PutObject(ctx, name, rawKey, bytes.NewReader(data), int64(size), minio.PutObjectOptions{}); err != nil {
+					b.Fatal(err)
+				}
+			},
+			"raw get": func() {
+				o, err := raw.GetObject(ctx, name, rawKey, minio.GetObjectOptions{})
+				if err != nil {
+					b.Fatal(err)
+				}
+				n, err := io.Copy(io.Discard, o)
+				o.Close()
+				if err != nil || n != int64(size) {
+					b.Fatalf("raw get: %d bytes, %v", n, err)
+				}
+			},
+			"worker put": func() {
+				req, _ := http.NewRequest("PUT", wURL, bytes.NewReader(data))
+				resp, err := hc.Do(req)
+				if err != nil {
+					b.Fatal(err)
+				}
+				body, _ := io.ReadAll(resp.Body)
+				resp.Body.Close()
+				if resp.StatusCode != 200 || string(body) != fmt.Sprint(size) {
+					b.Fatalf("worker put: %d %q", resp.StatusCode, body)
+				}
+			},
+			"worker get": func() {
+				resp, err := hc.Get(wURL)
+				if err != nil {
+					b.Fatal(err)
+				}
+				n, err := io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+				if err != nil || n != int64(size) || resp.StatusCode != 200 {
+					b.Fatalf("worker get: %d, %d bytes, %v", resp.StatusCode, n, err)
+				}
+			},
 		}
-		ctx := context.Background()
-		rawPut := timeIt(func(i int) {
-			if _, err := raw.PutObject(ctx, name, fmt.Sprintf("raw/%d-%d", size, i), bytes.NewReader(data), int64(size), minio.PutObjectOptions{}); err != nil {
-				b.Fatal(err)
+		// One untimed round warms connections and the isolate.
+		for _, op := range []string{"raw put", "worker put", "raw get", "worker get"} {
+			ops[op]()
+		}
+		samples := map[string]*r2Sample{}
+		for k := range ops {
+			samples[k] = &r2Sample{}
+		}
+		run := func(op string) {
+			s := samples[op]
+			c0, m0, t0 := cpuTime(), procCPU(pid), time.Now()
+			ops[op]()
+			s.wall = append(s.wall, time.Since(t0))
+			s.self += cpuTime() - c0
+			s.srv += procCPU(pid) - m0
+			s.bytesMoved += int64(size)
+		}
+		for r := range rounds {
+			first, second := "raw", "worker"
+			if r%2 == 1 {
+				first, second = second, first
 			}
-		})
-		rawGet := timeIt(func(i int) {
-			o, err := raw.GetObject(ctx, name, fmt.Sprintf("raw/%d-%d", size, i), minio.GetObjectOptions{})
-			if err != nil {
-				b.Fatal(err)
+			for _, verb := range []string{"put", "get"} {
+				run(first + " " + verb)
+				run(second + " " + verb)
 			}
-			n, err := io.Copy(io.Discard, o)
-			o.Close()
-			if err != nil || n != int64(size) {
-				b.Fatalf("raw get: %d bytes, %v", n, err)
-			}
-		})
-		wPut := timeIt(func(i int) {
-			req, _ := http.NewRequest("PUT", fmt.Sprintf("%s/w/%d-%d", node.public, size, i), bytes.NewReader(data))
-			resp, err := hc.Do(req)
-			if err != nil {
-				b.Fatal(err)
-			}
-			body, _ := io.ReadAll(resp.Body)
-			resp.Body.Close()
-			if resp.StatusCode != 200 || string(body) != fmt.Sprint(size) {
-				b.Fatalf("worker put: %d %q", resp.StatusCode, body)
-			}
-		})
-		wGet := timeIt(func(i int) {
-			resp, err := hc.Get(fmt.Sprintf("%s/w/%d-%d", node.public, size, i))
-			if err != nil {
-				b.Fatal(err)
-			}
-			n, err := io.Copy(io.Discard, resp.Body)
-			resp.Body.Close()
-			if err != nil || n != int64(size) || resp.StatusCode != 200 {
-				b.Fatalf("worker get: %d, %d bytes, %v", resp.StatusCode, n, err)
-			}
-		})
-		b.Logf("%3d MiB  put: worker %6.1f MiB/s, raw %6.1f MiB/s, ratio %.2f   get: worker %6.1f MiB/s, raw %6.1f MiB/s, ratio %.2f",
-			size>>20, wPut, rawPut, wPut/rawPut, wGet, rawGet, wGet/rawGet)
-		b.ReportMetric(wPut/rawPut, fmt.Sprintf("put-ratio-%dMiB", size>>20))
-		b.ReportMetric(wGet/rawGet, fmt.Sprintf("get-ratio-%dMiB", size>>20))
+		}
+		for _, verb := range []string{"put", "get"} {
+			w, r := samples["worker "+verb], samples["raw "+verb]
+			wm, rm := w.mibps(size), r.mibps(size)
+			ws, wsrv := w.cpuPerMiB()
+			rs, rsrv := r.cpuPerMiB()
+			b.Logf("%2d MiB %s: worker %6.1f MiB/s, raw %6.1f MiB/s, ratio %.2f; CPU ms/MiB: worker %.2f here (client+node) + %.2f MinIO, raw %.2f here (client) + %.2f MinIO",
+				size>>20, verb, wm, rm, wm/rm, ws, wsrv, rs, rsrv)
+			b.ReportMetric(wm/rm, fmt.Sprintf("%s-ratio-%dMiB", verb, size>>20))
+			b.ReportMetric(ws, fmt.Sprintf("%s-cpu-ms/MiB-worker-%dMiB", verb, size>>20))
+			b.ReportMetric(rs, fmt.Sprintf("%s-cpu-ms/MiB-raw-%dMiB", verb, size>>20))
+		}
 	}
 }
