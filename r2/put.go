@@ -133,8 +133,9 @@ func (d *digester) verify(op string, asserted map[string][]byte) (map[string]str
 }
 
 // Put stores body under key: size bytes, or, when size < 0, whatever body
-// holds. A body of at most PartSize bytes is written in one request; a
-// larger one in PartSize parts, at most PartsInFlight at a time, so one
+// holds. A body of known length with no checksum to check streams in one
+// request; else a body of at most PartSize bytes is read and written in
+// one request, a larger one in PartSize parts, at most PartsInFlight at a time, so one
 // put holds at most (PartsInFlight+1)·PartSize bytes. A condition that
 // does not hold stores nothing and returns (nil, nil).
 func (b *Bucket) Put(ctx context.Context, key string, body io.Reader, size int64, o PutOptions) (*Object, error) {
@@ -147,9 +148,11 @@ func (b *Bucket) Put(ctx context.Context, key string, body io.Reader, size int64
 	if size > MaxObjectBytes {
 		return nil, fail("put", CodeEntityTooLarge, nil)
 	}
-	if size > PartSize && size <= maxSinglePut && len(o.Checksums) == 0 {
+	if size >= 0 && size <= maxSinglePut && len(o.Checksums) == 0 && (size > PartSize || o.OnlyIf == nil) {
 		// A body of known length goes in one streamed request: a plain
-		// MD5 ETag, as R2 gives, and nothing to check before it lands.
+		// MD5 ETag, as R2 gives, and nothing to check before it lands, so
+		// nothing is held in memory (a small conditional one is, so that a
+		// race lost to another writer can be judged and sent again).
 		return b.putKnown(ctx, key, body, size, o)
 	}
 	// Read up to one part and a byte: a body that ends within it goes in
