@@ -30,7 +30,8 @@ func streamBody(ctx context.Context, w http.ResponseWriter, body io.ReadCloser) 
 
 // Copy buffers: a script's stream comes a chunk at a time and may live
 // long (server-sent events), so it gets a small one; a Go body of known
-// length (an R2 object) is bulk, copied in few large writes from a pool.
+// length (an R2 object) is bulk, copied in few large writes through a
+// pooled buffer.
 const (
 	streamBufSize = 32 << 10
 	bulkBufSize   = 256 << 10
@@ -41,16 +42,24 @@ var bulkBufs = sync.Pool{New: func() any { b := make([]byte, bulkBufSize); retur
 // copyFlushing copies body to w, flushing after each chunk.
 func copyFlushing(w http.ResponseWriter, body io.Reader) error {
 	rc := http.NewResponseController(w)
-	var buf []byte
+	buf := make([]byte, streamBufSize)
+	read := body.Read
 	if worker.BodySize(body) > streamBufSize {
+		// Bulk: each write waits for a full buffer (or the end), so the
+		// client is woken per 256 KiB, not per segment the store sent.
 		p := bulkBufs.Get().(*[]byte)
 		defer bulkBufs.Put(p)
 		buf = *p
-	} else {
-		buf = make([]byte, streamBufSize)
+		read = func(b []byte) (int, error) {
+			n, err := io.ReadFull(body, b)
+			if err == io.ErrUnexpectedEOF {
+				err = io.EOF
+			}
+			return n, err
+		}
 	}
 	for {
-		n, err := body.Read(buf)
+		n, err := read(buf)
 		if n > 0 {
 			if _, werr := w.Write(buf[:n]); werr != nil {
 				return werr

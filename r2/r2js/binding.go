@@ -50,6 +50,7 @@ func Binding(b *r2.Bucket) worker.Binding {
 		for name, fn := range map[string]func(goja.FunctionCall) goja.Value{
 			"head": n.head, "get": n.get, "put": n.put, "delete": n.delete, "list": n.list,
 			"create": n.create, "uploadPart": n.uploadPart, "complete": n.complete, "abort": n.abort,
+			"hexBytes": n.hexBytes,
 		} {
 			if err := obj.Set(name, fn); err != nil {
 				return nil, fmt.Errorf("r2 binding: %w", err)
@@ -109,16 +110,41 @@ func toRecord(o *r2.Object) record {
 		HTTPMetadata: hm, CustomMetadata: o.Custom, Checksums: o.Checksums, StorageClass: o.StorageClass, Range: o.Range}
 }
 
-func recordJSON(o *r2.Object) string {
-	b, _ := json.Marshal(toRecord(o))
-	return string(b)
-}
-
+// objectValue is o's record as binding.js reads it, built directly (no
+// JSON text to parse on every call), or null.
 func objectValue(vm *goja.Runtime, o *r2.Object) goja.Value {
 	if o == nil {
 		return goja.Null()
 	}
-	return vm.ToValue(recordJSON(o))
+	strings := func(m map[string]string) *goja.Object {
+		obj := vm.NewObject()
+		for k, v := range m {
+			obj.Set(k, v)
+		}
+		return obj
+	}
+	r := toRecord(o)
+	hm := vm.NewObject()
+	for k, v := range r.HTTPMetadata {
+		hm.Set(k, v)
+	}
+	rec := vm.NewObject()
+	rec.Set("key", r.Key)
+	rec.Set("version", r.Version)
+	rec.Set("size", r.Size)
+	rec.Set("etag", r.ETag)
+	rec.Set("uploaded", r.Uploaded)
+	rec.Set("httpMetadata", hm)
+	rec.Set("customMetadata", strings(r.CustomMetadata))
+	rec.Set("checksums", strings(r.Checksums))
+	rec.Set("storageClass", r.StorageClass)
+	if r.Range != nil {
+		rg := vm.NewObject()
+		rg.Set("offset", r.Range.Offset)
+		rg.Set("length", r.Range.Length)
+		rec.Set("range", rg)
+	}
+	return rec
 }
 
 // Options as binding.js sends them.
@@ -204,6 +230,9 @@ type rangeJSON struct {
 
 func parseOpts(vm *goja.Runtime, v goja.Value) optsJSON {
 	var o optsJSON
+	if goja.IsUndefined(v) {
+		return o // no options
+	}
 	if err := json.Unmarshal([]byte(v.String()), &o); err != nil {
 		panic(vm.NewTypeError("r2: options: %v", err))
 	}
@@ -234,6 +263,17 @@ func (n natives) body(vm *goja.Runtime, v goja.Value) (io.ReadCloser, int64) {
 	panic(vm.NewTypeError("r2: body of an unexpected type"))
 }
 
+// hexBytes(hex) -> ArrayBuffer: a checksum's bytes (a loop in the script
+// costs more than the rest of building an object).
+func (n natives) hexBytes(call goja.FunctionCall) goja.Value {
+	vm := n.h.VM()
+	b, err := hex.DecodeString(call.Argument(0).String())
+	if err != nil {
+		panic(vm.NewTypeError("r2: checksum: %v", err))
+	}
+	return vm.ToValue(vm.NewArrayBuffer(b))
+}
+
 func (n natives) head(call goja.FunctionCall) goja.Value {
 	key := call.Argument(0).String()
 	return n.async(func(ctx context.Context) settle {
@@ -247,7 +287,7 @@ func (n natives) head(call goja.FunctionCall) goja.Value {
 	})
 }
 
-// get(key, opts) -> null | [recordJSON, ReadableStream | null]
+// get(key, opts) -> null | [record, ReadableStream | null]
 func (n natives) get(call goja.FunctionCall) goja.Value {
 	vm := n.h.VM()
 	key := call.Argument(0).String()
@@ -268,18 +308,18 @@ func (n natives) get(call goja.FunctionCall) goja.Value {
 				return goja.Null(), nil
 			}
 			if rc == nil {
-				return vm.NewArray(recordJSON(obj), goja.Null()), nil
+				return vm.NewArray(objectValue(vm, obj), goja.Null()), nil
 			}
 			stream, err := h.ReadableStream(worker.SizedBody(rc, obj.Range.Length))
 			if err != nil {
 				return nil, err
 			}
-			return vm.NewArray(recordJSON(obj), stream), nil
+			return vm.NewArray(objectValue(vm, obj), stream), nil
 		}
 	})
 }
 
-// put(key, body, opts) -> recordJSON | null
+// put(key, body, opts) -> record | null
 func (n natives) put(call goja.FunctionCall) goja.Value {
 	vm := n.h.VM()
 	key := call.Argument(0).String()
@@ -416,7 +456,7 @@ func (n natives) uploadPart(call goja.FunctionCall) goja.Value {
 	})
 }
 
-// complete(key, id, partsJSON) -> recordJSON
+// complete(key, id, partsJSON) -> record
 func (n natives) complete(call goja.FunctionCall) goja.Value {
 	vm := n.h.VM()
 	key, id := call.Argument(0).String(), call.Argument(1).String()

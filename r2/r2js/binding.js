@@ -8,11 +8,7 @@
 
   const kCreate = Symbol("r2 internal");
   const hexOf = (u8) => Array.from(u8, (b) => b.toString(16).padStart(2, "0")).join("");
-  const bytesOfHex = (s) => {
-    const out = new Uint8Array(s.length / 2);
-    for (let i = 0; i < out.length; i++) out[i] = parseInt(s.substr(i * 2, 2), 16);
-    return out.buffer;
-  };
+  const bytesOfHex = (s) => native.hexBytes(s);
   const isObject = (v) => v !== null && (typeof v === "object" || typeof v === "function");
   const dateMs = (v, what) => {
     if (v instanceof Date) return v.getTime();
@@ -176,14 +172,11 @@
   };
 
   // call runs a native and rethrows its failure as workerd does.
-  const call = async (p) => {
-    try {
-      return await p;
-    } catch (e) {
-      if (e instanceof Error) throw e;
-      throw new Error(String(e?.message ?? e));
-    }
+  const rethrow = (e) => {
+    if (e instanceof Error) throw e;
+    throw new Error(String(e?.message ?? e));
   };
+  const call = (p) => p.then(undefined, rethrow);
 
   class R2Checksums {
     #hex;
@@ -266,7 +259,7 @@
     }
   }
 
-  const object = (json) => (json === null ? null : new R2Object(kCreate, JSON.parse(json)));
+  const object = (rec) => (rec === null ? null : new R2Object(kCreate, rec));
 
   class R2MultipartUpload {
     constructor(key, objectKey, uploadId) {
@@ -305,11 +298,10 @@
         o.range = rangeOf(options.range);
         o.onlyIf = conditional(options.onlyIf);
       }
-      const r = await call(native.get(key, JSON.stringify(o)));
+      const r = await call(native.get(key, isObject(options) ? JSON.stringify(o) : undefined));
       if (r === null) return null;
-      const rec = JSON.parse(r[0]);
-      if (r[1] === null) return new R2Object(kCreate, rec);
-      return new R2ObjectBody(kCreate, rec, r[1]);
+      if (r[1] === null) return new R2Object(kCreate, r[0]);
+      return new R2ObjectBody(kCreate, r[0], r[1]);
     }
 
     async put(key, value, options) {
@@ -323,7 +315,7 @@
         if (options.storageClass !== undefined) o.storageClass = String(options.storageClass);
       }
       const body = await bodyOf(value, "put");
-      return object(await call(native.put(key, body, JSON.stringify(o))));
+      return object(await call(native.put(key, body, isObject(options) ? JSON.stringify(o) : undefined)));
     }
 
     async delete(keys) {
