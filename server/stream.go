@@ -31,10 +31,11 @@ func streamBody(ctx context.Context, w http.ResponseWriter, body io.ReadCloser) 
 // Copy buffers: a script's stream comes a chunk at a time and may live
 // long (server-sent events), so it gets a small one; a Go body of known
 // length (an R2 object) is bulk, copied in few large writes through a
-// pooled buffer.
+// pooled buffer (at most one per response in flight).
 const (
 	streamBufSize = 32 << 10
-	bulkBufSize   = 256 << 10
+	bulkBufSize   = 512 << 10
+	bulkMinWrite  = 64 << 10
 )
 
 var bulkBufs = sync.Pool{New: func() any { b := make([]byte, bulkBufSize); return &b }}
@@ -45,13 +46,15 @@ func copyFlushing(w http.ResponseWriter, body io.Reader) error {
 	buf := make([]byte, streamBufSize)
 	read := body.Read
 	if worker.BodySize(body) > streamBufSize {
-		// Bulk: each write waits for a full buffer (or the end), so the
-		// client is woken per 256 KiB, not per segment the store sent.
+		// Bulk: each write waits for at least bulkMinWrite bytes (or the
+		// end) and takes all that has arrived, up to the buffer: the
+		// client is woken per large chunk, not per segment the store
+		// sent, and more so when the node was slow to be scheduled.
 		p := bulkBufs.Get().(*[]byte)
 		defer bulkBufs.Put(p)
 		buf = *p
 		read = func(b []byte) (int, error) {
-			n, err := io.ReadFull(body, b)
+			n, err := io.ReadAtLeast(body, b, bulkMinWrite)
 			if err == io.ErrUnexpectedEOF {
 				err = io.EOF
 			}
