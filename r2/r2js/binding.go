@@ -12,7 +12,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"reflect"
+	"slices"
 	"time"
 
 	"github.com/dop251/goja"
@@ -116,17 +118,19 @@ func objectValue(vm *goja.Runtime, o *r2.Object) goja.Value {
 	if o == nil {
 		return goja.Null()
 	}
+	// Keys in sorted order, as the JSON these records used to be had them
+	// (a script sees the order in Object.keys and JSON.stringify).
 	strings := func(m map[string]string) *goja.Object {
 		obj := vm.NewObject()
-		for k, v := range m {
-			obj.Set(k, v)
+		for _, k := range slices.Sorted(maps.Keys(m)) {
+			obj.Set(k, m[k])
 		}
 		return obj
 	}
 	r := toRecord(o)
 	hm := vm.NewObject()
-	for k, v := range r.HTTPMetadata {
-		hm.Set(k, v)
+	for _, k := range slices.Sorted(maps.Keys(r.HTTPMetadata)) {
+		hm.Set(k, r.HTTPMetadata[k])
 	}
 	rec := vm.NewObject()
 	rec.Set("key", r.Key)
