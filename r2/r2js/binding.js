@@ -260,6 +260,12 @@
   }
 
   const object = (rec) => (rec === null ? null : new R2Object(kCreate, rec));
+  // objectBody is a get's answer: null, or [record, stream | null].
+  const objectBody = (r) => {
+    if (r === null) return null;
+    if (r[1] === null) return new R2Object(kCreate, r[0]);
+    return new R2ObjectBody(kCreate, r[0], r[1]);
+  };
 
   class R2MultipartUpload {
     constructor(key, objectKey, uploadId) {
@@ -286,22 +292,28 @@
   }
 
   class R2Bucket {
-    async head(key) {
-      key = String(key);
-      return object(await call(native.head(key)));
+    // head and get are the hot calls: plain functions returning the
+    // native's promise (an async function would add a promise and a
+    // resumption per call); a throw before the call still rejects.
+    head(key) {
+      try {
+        return native.head(String(key)).then(object, rethrow);
+      } catch (e) {
+        return Promise.reject(e);
+      }
     }
 
-    async get(key, options) {
-      key = String(key);
-      const o = {};
-      if (isObject(options)) {
-        o.range = rangeOf(options.range);
-        o.onlyIf = conditional(options.onlyIf);
+    get(key, options) {
+      try {
+        key = String(key);
+        let opts;
+        if (isObject(options)) {
+          opts = JSON.stringify({ range: rangeOf(options.range), onlyIf: conditional(options.onlyIf) });
+        }
+        return native.get(key, opts).then(objectBody, rethrow);
+      } catch (e) {
+        return Promise.reject(e);
       }
-      const r = await call(native.get(key, isObject(options) ? JSON.stringify(o) : undefined));
-      if (r === null) return null;
-      if (r[1] === null) return new R2Object(kCreate, r[0]);
-      return new R2ObjectBody(kCreate, r[0], r[1]);
     }
 
     async put(key, value, options) {
