@@ -14,7 +14,8 @@ const lockedError = () => new TypeError("This ReadableStream is currently locked
 const releasedError = () => new TypeError("This ReadableStream reader has been released.");
 const withResolvers = () => Promise.withResolvers();
 const handled = (p) => { p.catch(() => {}); return p; };
-const sizeOf = (strategy) => (strategy && typeof strategy.size === "function" ? strategy.size : () => 1);
+const sizeOne = () => 1;
+const sizeOf = (strategy) => (strategy && typeof strategy.size === "function" ? strategy.size : sizeOne);
 internal.sizeOf = sizeOf;
 internal.handled = handled;
 
@@ -514,7 +515,6 @@ internal.isDisturbed = (stream) => (stream[kLazy] != null && !hasState(stream) ?
 // as UTF-8 when its chunk is first read, so a stream passed on unread
 // (to a new Response, then to Go) never encodes it.
 const noSource = Object.freeze({});
-const sizeOne = () => 1;
 class TextChunk {
   constructor(text) { this.text = text; this.bytes = null; }
   get chunk() { return (this.bytes ??= internal.utf8Encode(this.text)); }

@@ -514,22 +514,31 @@ internal.markGoStream = (stream, handle) => {
 internal.scrubCalls = function scrubCalls(n) {
   if (n > 0) scrubCalls(n - 1);
 };
-internal.goStream = (handle, signal = null) => new ReadableStream({
-  type: "bytes",
+// Its source's methods live on a prototype, so a stream made per R2 get
+// or fetch() costs no closures.
+class GoSource {
+  constructor(handle, signal) {
+    this.type = "bytes";
+    this.handle = handle;
+    this.signal = signal;
+  }
   start(c) {
+    const { handle, signal } = this;
     if (!signal) return;
     signal.addEventListener("abort", () => {
       try { c.error(signal.reason); } catch {}
       native.bodyCancel(handle);
     }, { once: true });
-  },
+  }
   async pull(c) {
-    const ab = await native.bodyRead(handle);
+    const ab = await native.bodyRead(this.handle);
     if (ab === null) c.close();
     else c.enqueue(new Uint8Array(ab));
-  },
-  cancel() { native.bodyCancel(handle); },
-}, { highWaterMark: 0 });
+  }
+  cancel() { native.bodyCancel(this.handle); }
+}
+const goStrategy = Object.freeze({ highWaterMark: 0 });
+internal.goStream = (handle, signal = null) => new ReadableStream(new GoSource(handle, signal), goStrategy);
 
 // ---- ExecutionContext and dispatch ----------------------------------------
 
