@@ -27,23 +27,41 @@ import (
 //     created sealed, so the session can never start one; sealed → done;
 //     open or recovering → CAS to recovering (members frozen), seal every
 //     member, upload the retained segments of one member that answered
-//     with its whole range, CAS to sealed.
+//     with its whole range, then every log pack from the record's floor,
+//     CAS to sealed.
+//   - Log packs (write-behind): every upload window the owner writes the
+//     segments its group proved, of all its cells, as one object
+//     log/<node>/<session>/<seq>.pack, seq 1, 2, 3, … one at a time (the
+//     next only once the last is in the bucket; a retry rewrites the same
+//     bytes), and only then tells the members to drop them. Each cell's
+//     own prefix gets its segments later, merged over a longer window. A
+//     pack is deleted once the cells' prefixes hold every segment in it,
+//     and only below the record's PackFloor, which the owner raises by CAS
+//     first: the packs at or above the floor are all there, so the gate
+//     reads them from the floor up to the first missing one.
 //
 // Why an acknowledged write survives: it was fsynced by every member of
 // the record when it was acknowledged; a member added later was sent every
 // segment not yet in the bucket before the CAS that added it; the gate's
 // CAS freezes the members; so any one member of the frozen record holds
-// every acknowledged segment the bucket lacks. Why no stale
+// every acknowledged segment the bucket lacks — or dropped it only after
+// the pack holding it was in the bucket, before the gate sealed it and so
+// before the gate reads the packs. Why no stale
 // acknowledgement: after the gate sealed a member, the old session can get
 // no member's answer for a new segment (the sealed one refuses, and
 // dropping it needs a CAS the frozen record refuses), and a bucket proof
 // needs the ownership re-read, which names the new owner.
 
-// LogPrefix holds node log records (and, later, log packs).
+// LogPrefix holds node log records and log packs.
 const LogPrefix = "log/"
 
 // LogKey is the node log record of one process session.
 func LogKey(node, session string) string { return LogPrefix + node + "/" + session + ".json" }
+
+// PackKey is log pack seq (1, 2, 3, …) of one process session.
+func PackKey(node, session string, seq uint64) string {
+	return fmt.Sprintf("%s%s/%s/%016d.pack", LogPrefix, node, session, seq)
+}
 
 // LogState is a node log record's state.
 type LogState string
@@ -70,7 +88,14 @@ type LogRecord struct {
 	// By is the session that last moved the record to recovering or
 	// sealed (empty while open).
 	By string `json:"by,omitempty"`
+	// PackFloor is the lowest log pack that may still hold a segment no
+	// cell prefix has (0 and 1: the first). Every pack from it up to the
+	// newest is in the bucket; those below may have been deleted.
+	PackFloor uint64 `json:"pack_floor,omitempty"`
 }
+
+// Floor is the first pack a recovery reads.
+func (r LogRecord) Floor() uint64 { return max(r.PackFloor, 1) }
 
 // DecodeLogRecord parses a node log record and checks it.
 func DecodeLogRecord(b []byte) (LogRecord, error) {
@@ -155,18 +180,20 @@ const (
 	GateCreate                     // create Record (If-None-Match)
 	GateCAS                        // write Record if the ETag still matches
 	GateSeal                       // seal every Members entry and collect+upload its tail
+	GatePacks                      // upload every log pack from PackFrom up to the first missing one
 	GateDone                       // recovery finished (or was not needed): restore may begin
 	GateFail                       // this attempt failed; Detail says why; retry later
 )
 
 // GateAction is one step for the executor.
 type GateAction struct {
-	Step    GateStep
-	Key     string
-	Record  LogRecord // GateCreate, GateCAS
-	ETag    string    // GateCAS
-	Members []Member  // GateSeal
-	Detail  string    // GateDone (what was found), GateFail
+	Step     GateStep
+	Key      string
+	Record   LogRecord // GateCreate, GateCAS
+	ETag     string    // GateCAS
+	Members  []Member  // GateSeal
+	PackFrom uint64    // GatePacks
+	Detail   string    // GateDone (what was found), GateFail
 }
 
 // Gate is the takeover recovery gate for one previous session. Feed it
@@ -253,7 +280,7 @@ func (g *Gate) OnWrite(o Outcome, etag string) GateAction {
 
 func (g *Gate) seal() GateAction {
 	if len(g.rec.Members) == 0 {
-		return g.finish() // the session had no group: nothing to collect
+		return g.packs() // no group (left): only the packs hold a tail
 	}
 	g.waiting, g.complete = map[Member]bool{}, 0
 	for _, m := range g.rec.Members {
@@ -280,6 +307,27 @@ func (g *Gate) OnSealed(m Member, complete bool) GateAction {
 	}
 	if g.complete == 0 {
 		return GateAction{Step: GateFail, Detail: fmt.Sprintf("no member of %s returned its retained range", LogKey(g.node, g.session))}
+	}
+	return g.packs()
+}
+
+// packs comes after every member answered its seal: a member dropped a
+// segment only once the pack holding it was in the bucket, so a read now
+// finds that pack.
+func (g *Gate) packs() GateAction {
+	if g.mut == MutSkipPacks {
+		return g.finish()
+	}
+	return GateAction{Step: GatePacks, Key: LogKey(g.node, g.session), PackFrom: g.rec.Floor()}
+}
+
+// OnPacks takes the pack step's outcome: ok when every pack from the floor
+// up to the first one the bucket reports missing was read and its
+// segments uploaded to the cells' prefixes. A failed read is not a
+// missing pack.
+func (g *Gate) OnPacks(ok bool) GateAction {
+	if !ok {
+		return GateAction{Step: GateFail, Detail: fmt.Sprintf("the log packs of %s could not be read and uploaded", LogKey(g.node, g.session))}
 	}
 	return g.finish()
 }

@@ -60,6 +60,8 @@ const (
 	MutAckBeforeAllFsynced          // fleet: acknowledge once one member (not every member) fsynced
 	MutSkipRecoveryGate             // fleet: take a cell without settling the previous session's log
 	MutErrorAsAbsent                // fleet: count a member that did not answer the seal as holding nothing
+	MutSkipPacks                    // fleet: the recovery gate collects the members' tails but not the session's log packs
+	MutFloorPastUncovered           // fleet: raise the pack floor (and delete) past packs no cell prefix covers yet
 )
 
 // Settle and retry bounds.

@@ -43,6 +43,7 @@ type DurableResult struct {
 	FleetAcked int // of which on fleet proofs
 	Takeovers  int
 	Recovered  int // gates that collected a tail
+	FromPacks  int // log packs a gate uploaded
 	Violation  string
 }
 
@@ -88,6 +89,11 @@ type owner struct {
 	joinNeed  map[seg]bool
 	cells     map[string]*ocell
 	nextRound int
+	// log packs (write-behind across cells)
+	nextPack  uint64           // the seq of the next pack (1 first)
+	packing   []seg            // the pack being written (fixed content), nil when none
+	livePacks map[uint64][]seg // packs in the bucket, not deleted
+	covered   map[cellEpoch]uint64
 }
 
 type ocell struct {
@@ -98,6 +104,7 @@ type ocell struct {
 	proven    map[uint64]bool
 	acked     uint64
 	uploaded  uint64
+	packed    uint64 // through this TXID in a pack (or uploaded)
 	uploading bool
 	stopped   bool
 }
@@ -129,6 +136,7 @@ type dworld struct {
 	inflight map[uint64]core.LogRecord // record writes issued, not yet applied or dropped
 	nextW    uint64
 	objs     map[string]map[uint64]map[uint64]bool // cell → epoch → txids in the bucket
+	packs    map[string]map[uint64][]seg           // session → seq → a log pack's segments
 	owns     map[string]ownRec
 	bases    map[cellEpoch][]seg // lineage each epoch restored (ground truth)
 
@@ -149,7 +157,7 @@ func RunDurable(o DurableOptions) DurableResult {
 		o.Workload = 6000
 	}
 	w := &dworld{o: o, rng: rand.New(rand.NewPCG(o.Seed, o.Seed^0x51ed2701)), now: t0,
-		logs: map[string]logObj{}, inflight: map[uint64]core.LogRecord{}, objs: map[string]map[uint64]map[uint64]bool{}, owns: map[string]ownRec{},
+		logs: map[string]logObj{}, packs: map[string]map[uint64][]seg{}, inflight: map[uint64]core.LogRecord{}, objs: map[string]map[uint64]map[uint64]bool{}, owns: map[string]ownRec{},
 		bases: map[cellEpoch][]seg{}, restores: map[string][]restoreRec{}}
 	n := 3 + w.rng.IntN(2)
 	for i := range n {
@@ -222,7 +230,8 @@ func (w *dworld) boot(nd *dnode) {
 	nd.sessions++
 	nd.session = fmt.Sprintf("%s.s%d", nd.name, nd.sessions)
 	nd.dead, nd.paused = false, 0
-	nd.p = &owner{session: nd.session, cells: map[string]*ocell{}, failed: map[core.Member]bool{}}
+	nd.p = &owner{session: nd.session, cells: map[string]*ocell{}, failed: map[core.Member]bool{}, nextPack: 1,
+		livePacks: map[uint64][]seg{}, covered: map[cellEpoch]uint64{}}
 	w.tracef("%s boots as %s (disk %s)", nd.name, nd.session, nd.disk)
 }
 
@@ -296,10 +305,14 @@ func (w *dworld) randomAction() {
 	switch {
 	case r < 500:
 		w.write(nd, cell)
-	case r < 640:
+	case r < 620:
 		w.recruit(nd)
-	case r < 760:
+	case r < 680:
 		w.uploadTick(nd)
+	case r < 740:
+		w.packTick(nd)
+	case r < 760:
+		w.floorTick(nd)
 	case r < 850:
 		w.takeover(nd, cell)
 	case r < 880:
@@ -447,7 +460,7 @@ func (w *dworld) write(nd *dnode, cell string) {
 		p.joinNeed[seg{cell, c.epoch, t}] = true
 	}
 	for _, m := range targets {
-		w.appendTo(nd, p, m, []seg{{cell, c.epoch, t}}, c.uploaded)
+		w.appendTo(nd, p, m, []seg{{cell, c.epoch, t}}, c.inBucket())
 	}
 	if len(targets) == 0 {
 		w.uploadTick(nd) // no group: bucket proofs now
@@ -540,12 +553,12 @@ func (w *dworld) recruit(nd *dnode) {
 				continue
 			}
 			var segs []seg
-			for t := c.uploaded + 1; t < c.next; t++ {
+			for t := c.inBucket() + 1; t < c.next; t++ {
 				s := seg{cell, c.epoch, t}
 				segs, p.joinNeed[s] = append(segs, s), true
 			}
 			if len(segs) > 0 {
-				w.appendTo(nd, p, m, segs, c.uploaded)
+				w.appendTo(nd, p, m, segs, c.inBucket())
 			}
 		}
 		if len(p.joinNeed) == 0 {
@@ -566,8 +579,8 @@ func (w *dworld) join(nd *dnode, p *owner) {
 	if slices.Contains(p.rec.Members, m) {
 		return
 	}
-	next := core.LogRecord{Node: nd.name, Session: p.session, State: core.LogOpen, Members: append(members(p), m)}
-	w.writeRecord(nd, p, next)
+	next := core.LogRecord{Node: nd.name, Session: p.session, State: core.LogOpen, Members: append(members(p), m), PackFloor: p.rec.PackFloor}
+	w.writeRecord(nd, p, next, nil)
 }
 
 func (w *dworld) dropMember(nd *dnode, p *owner, m core.Member) {
@@ -586,7 +599,7 @@ func (w *dworld) dropMember(nd *dnode, p *owner, m core.Member) {
 	next := p.rec
 	next.Members = slices.DeleteFunc(members(p), func(x core.Member) bool { return x == m })
 	if len(next.Members) == 0 {
-		w.writeRecord(nd, p, next)
+		w.writeRecord(nd, p, next, nil)
 		return
 	}
 	// The members that stay must still be what the record names (a disk
@@ -608,7 +621,7 @@ func (w *dworld) dropMember(nd *dnode, p *owner, m core.Member) {
 			delete(w.inflight, id)
 			p.busy = false
 			if good && core.MayDrop(p.rec, m, w.flushed(p)) {
-				w.writeRecord(nd, p, next)
+				w.writeRecord(nd, p, next, nil)
 			}
 		})
 	}
@@ -616,8 +629,9 @@ func (w *dworld) dropMember(nd *dnode, p *owner, m core.Member) {
 
 // writeRecord creates or CASes the owner's record; a refused or unknown
 // write is settled by a read, and a record that left open fences the
-// owner's fleet proofs for good.
-func (w *dworld) writeRecord(nd *dnode, p *owner, next core.LogRecord) {
+// owner's fleet proofs for good. applied, if set, runs once the write is
+// known to have applied.
+func (w *dworld) writeRecord(nd *dnode, p *owner, next core.LogRecord, applied func()) {
 	p.busy, p.pending = true, &next
 	key := core.LogKey(nd.name, p.session)
 	create, etag := !p.exists, p.etag
@@ -643,6 +657,9 @@ func (w *dworld) writeRecord(nd *dnode, p *owner, next core.LogRecord) {
 		}
 		if o == core.Applied {
 			p.busy, p.rec, p.etag, p.exists = false, next, newTag, true
+			if applied != nil {
+				applied()
+			}
 			w.reevaluate(p)
 			return
 		}
@@ -665,15 +682,19 @@ func (w *dworld) writeRecord(nd *dnode, p *owner, next core.LogRecord) {
 	})
 }
 
-// flushed: the bucket holds every write this session acknowledged.
+// flushed: the bucket holds every write this session acknowledged (in
+// the cells' prefixes or in log packs).
 func (w *dworld) flushed(p *owner) bool {
 	for _, c := range p.cells {
-		if c.uploaded < c.acked {
+		if c.inBucket() < c.acked {
 			return false
 		}
 	}
 	return true
 }
+
+// inBucket: the bucket holds the cell's writes through this TXID.
+func (c *ocell) inBucket() uint64 { return max(c.uploaded, c.packed) }
 
 func (w *dworld) reevaluate(p *owner) {
 	for _, cell := range w.cells {
@@ -703,6 +724,8 @@ func (w *dworld) uploadTick(nd *dnode) {
 				return
 			}
 			c.uploaded = max(c.uploaded, hi)
+			k := cellEpoch{cell, c.epoch}
+			p.covered[k] = max(p.covered[k], hi)
 			for _, m := range members(p) {
 				if p.failed[m] {
 					w.dropMember(nd, p, m)

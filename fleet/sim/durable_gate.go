@@ -153,6 +153,8 @@ func (w *dworld) gate(nd *dnode, p *owner, node, session string, done func(bool)
 				w.logs[a.Key] = logObj{a.Record, tag}
 				return core.Applied
 			}, func(o core.Outcome) { step(g.OnWrite(o, tag)) })
+		case core.GatePacks:
+			w.gatePacks(nd, p, session, a.PackFrom, func(ok bool) { step(g.OnPacks(ok)) })
 		case core.GateSeal:
 			for _, m := range a.Members {
 				to := w.byName(m.Node)

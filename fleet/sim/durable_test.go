@@ -36,12 +36,13 @@ func TestDurable_Sweep(t *testing.T) {
 		tot.FleetAcked += r.FleetAcked
 		tot.Takeovers += r.Takeovers
 		tot.Recovered += r.Recovered
+		tot.FromPacks += r.FromPacks
 	}
-	if tot.FleetAcked == 0 || tot.Recovered == 0 || tot.Takeovers == 0 {
+	if tot.FleetAcked == 0 || tot.Recovered == 0 || tot.Takeovers == 0 || tot.FromPacks == 0 {
 		t.Fatalf("the sweep exercised too little: %+v", tot)
 	}
-	t.Logf("%d schedules: %d acknowledged writes (%d on fleet proofs), %d takeovers, %d tails recovered, 0 violations in %v",
-		*durableSeeds, tot.Acked, tot.FleetAcked, tot.Takeovers, tot.Recovered, time.Since(start).Round(time.Millisecond))
+	t.Logf("%d schedules: %d acknowledged writes (%d on fleet proofs), %d takeovers, %d tails recovered, %d log packs recovered, 0 violations in %v",
+		*durableSeeds, tot.Acked, tot.FleetAcked, tot.Takeovers, tot.Recovered, tot.FromPacks, time.Since(start).Round(time.Millisecond))
 }
 
 // TestDurable_CatchesBrokenRules proves the checker: each deliberately
@@ -54,6 +55,8 @@ func TestDurable_CatchesBrokenRules(t *testing.T) {
 		{"acknowledge before every member fsynced", core.MutAckBeforeAllFsynced},
 		{"take a cell without the recovery gate", core.MutSkipRecoveryGate},
 		{"a member that did not answer counted as holding nothing", core.MutErrorAsAbsent},
+		{"recover the members' tails but not the log packs", core.MutSkipPacks},
+		{"raise the pack floor past packs no cell prefix covers", core.MutFloorPastUncovered},
 	} {
 		t.Run(m.name, func(t *testing.T) {
 			for s := *first; s < *first+uint64(*durableSeeds); s++ {
