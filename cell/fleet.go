@@ -9,9 +9,13 @@ import (
 // Fleet durability (CELLD_DURABILITY=fleet): a replicator with a Fleet
 // sends each batch to the node's replication group first, and counts it
 // proven once every member fsynced it (FleetDurable); the bucket upload
-// follows behind (write-behind), merging every batch proven since the last
-// upload into one object. A batch the group could not prove (no follower,
-// a member gone) is uploaded at once, and its proof is the bucket's.
+// follows behind (write-behind): the Fleet writes the batches of all the
+// node's cells into shared log packs soon, and the cell's own upload,
+// merging every batch proven since the last one into one object, waits
+// Fleet.Delay (or until the batches waiting hold CheckpointFrames pages,
+// so the WAL can be checkpointed). A batch the group could not prove (no
+// follower, a member gone) is uploaded at once, and its proof is the
+// bucket's.
 //
 // The follower batches and the merged uploads end at the same TXIDs, so
 // the objects a recovery uploads from a follower's disk nest inside the
@@ -29,7 +33,7 @@ type Fleet interface {
 	// Uploaded says the bucket holds cell's segments at epoch through
 	// txid: members may drop them.
 	Uploaded(cell string, epoch, txid uint64)
-	// Delay is how long a proven batch may wait for its upload.
+	// Delay is how long a proven batch may wait for the cell's own upload.
 	Delay() time.Duration
 	// Urgent is closed when every proven batch should be uploaded now
 	// (the group needs the bucket to hold everything before it can
@@ -154,10 +158,15 @@ func (r *Replicator) runUploads() {
 		var wait time.Duration
 		if len(r.upq) > 0 {
 			wait = time.Until(r.upq[0].at.Add(r.cfg.Fleet.Delay()))
+			pages := 0
 			for _, q := range r.upq {
+				pages += len(q.b.pages)
 				if !q.proven {
 					wait = 0
 				}
+			}
+			if pages >= CheckpointFrames {
+				wait = 0 // the WAL waits for these to be uploaded
 			}
 			if r.flushing || force {
 				wait = 0

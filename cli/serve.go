@@ -138,6 +138,10 @@ func serveCommand(g *globals) *cli.Command {
 			if err != nil {
 				return err
 			}
+			fleetTransfer, err := envInt("CELLD_FLEET_TRANSFER_MS")
+			if err != nil {
+				return err
+			}
 			recoveryRetry, err := envInt("CELLD_RECOVERY_RETRY_MS")
 			if err != nil {
 				return err
@@ -203,6 +207,7 @@ func serveCommand(g *globals) *cli.Command {
 				TakeoverWait:  takeoverWait,
 				Durability:    strings.TrimSpace(os.Getenv("CELLD_DURABILITY")),
 				FleetUpload:   time.Duration(fleetUpload) * time.Millisecond,
+				FleetTransfer: time.Duration(fleetTransfer) * time.Millisecond,
 				RecoveryRetry: time.Duration(recoveryRetry) * time.Millisecond, RecoveryRetries: int(recoveryRetries),
 			})
 			var fe *server.FenceError

@@ -29,9 +29,13 @@ type Config struct {
 	Signer        *fleet.Signer
 	// Now is the clock lease expiries are judged by (default time.Now).
 	Now func() time.Time
-	// Delay is how long a proven segment may wait for its upload
-	// (CELLD_FLEET_UPLOAD_MS). Default 200 ms.
+	// Delay is how long a proven segment may wait for its upload in a
+	// log pack (CELLD_FLEET_UPLOAD_MS). Default 200 ms.
 	Delay time.Duration
+	// Transfer is how long a packed segment may wait for its cell's own
+	// upload, merged with the cell's others (CELLD_FLEET_TRANSFER_MS).
+	// Default 10 s.
+	Transfer time.Duration
 	// AppendTimeout bounds one append to the members. Default 2 s.
 	AppendTimeout time.Duration
 	// Recruit is how often the group looks for followers. Default 1 s.
@@ -64,6 +68,18 @@ type Log struct {
 	stop     chan struct{}
 	stopOnce sync.Once
 	urgent   chan struct{} // closed to ask every replicator to upload now
+
+	// log packs (pack.go)
+	packKick    chan struct{}
+	packing     *pack                        // written, not yet known to be in the bucket
+	nextPack    uint64                       // seq of the next pack
+	live        map[uint64]map[tailID]uint64 // packs in the bucket, not deleted: each cell epoch's last TXID
+	covered     map[tailID]uint64            // the cells' prefixes hold through
+	floorAt     time.Time                    // last floor write
+	doomed      []uint64                     // packs below the floor, to delete
+	packs       int64
+	packBytes   int64
+	packFailing bool
 }
 
 type member struct {
@@ -78,9 +94,26 @@ type tailID struct {
 
 // tail is one cell epoch's segments the bucket may lack.
 type tail struct {
-	segs     []cell.Segment
-	uploaded uint64
-	proven   uint64 // last TXID acknowledged on a fleet proof
+	segs     []cell.Segment // in no pack and not in the cell's prefix
+	uploaded uint64         // the cell's prefix holds through
+	packed   uint64         // a pack holds through
+	trimmed  uint64         // the members were told to drop through
+	proven   uint64         // last TXID acknowledged on a fleet proof
+}
+
+// inBucket: the bucket holds the tail through this TXID (prefix or pack).
+func (t *tail) inBucket() uint64 { return max(t.uploaded, t.packed) }
+
+func (t *tail) dropThrough(txid uint64) {
+	t.segs = slices.DeleteFunc(t.segs, func(s cell.Segment) bool { return s.Max <= txid })
+}
+
+// pruneLocked forgets a tail the cell's prefix holds entirely. Call with
+// l.mu held.
+func (l *Log) pruneLocked(id tailID, t *tail) {
+	if len(t.segs) == 0 && t.proven <= t.uploaded && t.packed <= t.uploaded {
+		delete(l.tails, id)
+	}
 }
 
 var _ cell.Fleet = (*Log)(nil)
@@ -99,21 +132,27 @@ func NewLog(cfg Config) *Log {
 	if cfg.Recruit <= 0 {
 		cfg.Recruit = time.Second
 	}
+	if cfg.Transfer <= 0 {
+		cfg.Transfer = 10 * time.Second
+	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
 	l := &Log{cfg: cfg, client: &http.Client{Timeout: 30 * time.Second}, log: cfg.Logger,
 		addrs: map[string]string{}, failed: map[core.Member]bool{}, tails: map[tailID]*tail{}, stop: make(chan struct{}),
-		urgent: make(chan struct{})}
+		urgent: make(chan struct{}), packKick: make(chan struct{}, 1), nextPack: 1, live: map[uint64]map[tailID]uint64{},
+		covered: map[tailID]uint64{}}
 	go l.recruitLoop()
+	go l.packLoop()
 	return l
 }
 
 // Close stops recruiting.
 func (l *Log) Close() { l.stopOnce.Do(func() { close(l.stop) }) }
 
-// Delay implements cell.Fleet.
-func (l *Log) Delay() time.Duration { return l.cfg.Delay }
+// Delay implements cell.Fleet: the cells' own uploads wait Transfer (the
+// packs hold their segments meanwhile).
+func (l *Log) Delay() time.Duration { return l.cfg.Transfer }
 
 // Urgent implements cell.Fleet.
 func (l *Log) Urgent() <-chan struct{} {
@@ -129,6 +168,16 @@ func (l *Log) flushNow() {
 	l.urgent = make(chan struct{})
 }
 
+// needFlush: the group needs the bucket to hold every acknowledged segment:
+// a pack now, or the cells' own uploads while packs fail. Call with l.mu
+// held.
+func (l *Log) needFlush() {
+	l.kickPack()
+	if l.packFailing || !l.exists {
+		l.flushNow()
+	}
+}
+
 // State is the log as /state shows it.
 type State struct {
 	Session       string        `json:"session"`
@@ -139,13 +188,18 @@ type State struct {
 	RetainedBytes int64         `json:"retained_bytes"` // held here for the bucket
 	FleetAcked    int64         `json:"fleet_acked"`
 	BucketProofs  int64         `json:"bucket_proofs"`
+	Packs         int64         `json:"packs"`      // log packs written
+	PackBytes     int64         `json:"pack_bytes"` // their bytes
+	LivePacks     int           `json:"live_packs"` // in the bucket, not yet deleted
+	PackFloor     uint64        `json:"pack_floor"`
 }
 
 // State reports the log.
 func (l *Log) State() State {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	st := State{Session: l.cfg.Session, Fenced: l.fenced, Followers: slices.Clone(l.rec.Members), FleetAcked: l.acked, BucketProofs: l.unproven}
+	st := State{Session: l.cfg.Session, Fenced: l.fenced, Followers: slices.Clone(l.rec.Members), FleetAcked: l.acked, BucketProofs: l.unproven,
+		Packs: l.packs, PackBytes: l.packBytes, LivePacks: len(l.live), PackFloor: l.rec.Floor()}
 	if l.exists {
 		st.Record = l.rec.State
 	}
@@ -170,9 +224,10 @@ func (l *Log) Append(ctx context.Context, s cell.Segment) bool {
 	id := tailID{s.Cell, s.Epoch}
 	t := l.tails[id]
 	if t == nil {
-		t = &tail{uploaded: s.After}
+		t = &tail{uploaded: max(s.After, l.covered[id])}
 		l.tails[id] = t
 	}
+	s.After = max(s.After, t.inBucket()) // the members' ranges may start after a pack
 	t.segs = append(t.segs, s)
 	targets := l.targets()
 	fenced := l.fenced
@@ -282,24 +337,21 @@ func (l *Log) post(ctx context.Context, addr, path string, q url.Values, body []
 func (l *Log) Uploaded(cellName string, epoch, txid uint64) {
 	l.mu.Lock()
 	id := tailID{cellName, epoch}
+	l.covered[id] = max(l.covered[id], txid)
+	var trims []trim
 	if t := l.tails[id]; t != nil {
 		t.uploaded = max(t.uploaded, txid)
-		t.segs = slices.DeleteFunc(t.segs, func(s cell.Segment) bool { return s.Max <= txid })
-		if len(t.segs) == 0 && t.proven <= t.uploaded {
-			delete(l.tails, id)
+		t.dropThrough(t.inBucket())
+		if txid > t.trimmed {
+			t.trimmed = txid
+			trims = append(trims, trim{Cell: cellName, Epoch: epoch, Through: txid})
 		}
+		l.pruneLocked(id, t)
 	}
 	targets := l.targets()
 	retry := len(l.failed) > 0
 	l.mu.Unlock()
-	body, _ := json.Marshal(trim{Cell: cellName, Epoch: epoch, Through: txid})
-	for _, m := range targets {
-		go func() {
-			ctx, cancel := context.WithTimeout(context.Background(), l.cfg.AppendTimeout)
-			defer cancel()
-			l.post(ctx, m.addr, PathTrim, url.Values{"session": {l.cfg.Session}}, body)
-		}()
-	}
+	l.trimMembers(targets, trims)
 	if retry {
 		go l.reconcile()
 	}
@@ -315,7 +367,7 @@ type trim struct {
 // proof. Call with l.mu held.
 func (l *Log) flushedLocked() bool {
 	for _, t := range l.tails {
-		if t.proven > t.uploaded {
+		if t.proven > t.inBucket() {
 			return false
 		}
 	}
@@ -359,7 +411,7 @@ func (l *Log) reconcile() {
 			}
 		}
 		if len(drop) == 0 {
-			l.flushNow()
+			l.needFlush()
 			l.mu.Unlock()
 			return
 		}
@@ -377,7 +429,7 @@ func (l *Log) reconcile() {
 			}
 			if !flushed {
 				l.mu.Lock()
-				l.flushNow()
+				l.needFlush()
 				l.mu.Unlock()
 				return // try again after the uploads
 			}
@@ -482,7 +534,7 @@ func (l *Log) writeRecord(next core.LogRecord) bool {
 		if derr == nil {
 			l.rec, l.etag, l.exists = rec, o.ETag, true
 		}
-		applied := derr == nil && slices.Equal(rec.Members, next.Members) && rec.State == core.LogOpen
+		applied := derr == nil && slices.Equal(rec.Members, next.Members) && rec.State == core.LogOpen && rec.PackFloor == next.PackFloor
 		l.mu.Unlock()
 		return applied
 	}
@@ -575,12 +627,15 @@ func (l *Log) recruit() {
 		l.joining = &m
 		var catchUp []cell.Segment
 		for _, t := range l.tails {
-			catchUp = append(catchUp, t.segs...)
+			for _, s := range t.segs {
+				s.After = max(s.After, t.inBucket())
+				catchUp = append(catchUp, s)
+			}
 		}
 		l.mu.Unlock()
 		ok := l.sendAll(ctx, []member{m}, catchUp)[m.Member]
 		l.mu.Lock()
-		next := core.LogRecord{Node: l.cfg.Node, Session: l.cfg.Session, State: core.LogOpen, Members: append(slices.Clone(l.rec.Members), m.Member)}
+		next := core.LogRecord{Node: l.cfg.Node, Session: l.cfg.Session, State: core.LogOpen, Members: append(slices.Clone(l.rec.Members), m.Member), PackFloor: l.rec.PackFloor}
 		l.mu.Unlock()
 		l.mu.Lock()
 		l.addrs[m.Node] = m.addr

@@ -78,12 +78,24 @@ func Routes(mux *http.ServeMux, d *Disk, v *fleet.Verifier, serving func() bool)
 		if !ok || !up(w, serving) {
 			return
 		}
-		var t trim
-		if err := json.Unmarshal(body, &t); err != nil {
-			http.Error(w, "bad trim: "+err.Error(), http.StatusBadRequest)
-			return
+		// One trim, or a list of them (a log pack's cells).
+		var ts []trim
+		if len(body) > 0 && body[0] == '[' {
+			if err := json.Unmarshal(body, &ts); err != nil {
+				http.Error(w, "bad trim: "+err.Error(), http.StatusBadRequest)
+				return
+			}
+		} else {
+			var t trim
+			if err := json.Unmarshal(body, &t); err != nil {
+				http.Error(w, "bad trim: "+err.Error(), http.StatusBadRequest)
+				return
+			}
+			ts = append(ts, t)
 		}
-		d.Trim(r.URL.Query().Get("session"), t.Cell, t.Epoch, t.Through)
+		for _, t := range ts {
+			d.Trim(r.URL.Query().Get("session"), t.Cell, t.Epoch, t.Through)
+		}
 		w.WriteHeader(http.StatusNoContent)
 	})
 }

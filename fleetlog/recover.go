@@ -150,6 +150,15 @@ func (r *Recoverer) attempt(ctx context.Context, node, session string) error {
 				o = core.Ambiguous
 			}
 			a = g.OnWrite(o, obj.ETag)
+		case core.GatePacks:
+			packs, segs, err := recoverPacks(ctx, r.Store, node, session, a.PackFrom)
+			if err != nil {
+				r.Logger.Warn("recovery: log packs not read and uploaded", "node", node, "session", session, "from", a.PackFrom, "err", err)
+			} else if packs > 0 {
+				collected = true
+				r.Logger.Info("recovery: log packs uploaded", "node", node, "session", session, "from", a.PackFrom, "packs", packs, "segments", segs)
+			}
+			a = g.OnPacks(err == nil)
 		case core.GateSeal:
 			collected = true
 			type res struct {
@@ -213,20 +222,11 @@ func (r *Recoverer) sealMember(ctx context.Context, session string, m core.Membe
 	}
 	n := 0
 	err = readFrames(resp.Body, func(s cell.Segment) error {
-		key := cell.LTXKey(s.Cell, s.Epoch, s.Min, s.Max)
-		for try := 0; ; try++ {
-			uctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-			_, err := r.Store.Put(uctx, key, s.Data, bucket.Cond{})
-			cancel()
-			if err == nil {
-				n++
-				return nil
-			}
-			if try == 4 {
-				return fmt.Errorf("upload recovered %s: %w", key, err)
-			}
-			time.Sleep(200 * time.Millisecond)
+		if err := putRecovered(ctx, r.Store, s); err != nil {
+			return err
 		}
+		n++
+		return nil
 	})
 	if err != nil {
 		return err

@@ -64,7 +64,7 @@ func (f *fleetDurability) started(fn *fleet.Node, objs *objects, log *slog.Logge
 	f.fn.Store(fn)
 	f.rec.Session = fn.Session()
 	f.log = fleetlog.NewLog(fleetlog.Config{Store: f.options.Store, Node: f.options.Node, Session: fn.Session(), Disk: f.disk,
-		Signer: f.signer, Delay: f.options.FleetUpload, Logger: log})
+		Signer: f.signer, Delay: f.options.FleetUpload, Transfer: f.options.FleetTransfer, Logger: log})
 	objs.host.UseFleet(f.log, func(cell string, err error) {
 		log.Error("cell stopped with fleet-acknowledged writes the bucket may lack; ending this session so its successor recovers them", "cell", cell, "err", err)
 		select {
@@ -94,6 +94,7 @@ func (f *fleetDurability) state() api.Durability {
 		}
 		d.Joining, d.LogRecord, d.LogFenced = st.Joining, string(st.Record), st.Fenced
 		d.RetainedBytes, d.FleetAcked, d.BucketProofs = st.RetainedBytes, st.FleetAcked, st.BucketProofs
+		d.Packs, d.PackBytes, d.LivePacks, d.PackFloor = st.Packs, st.PackBytes, st.LivePacks, st.PackFloor
 	}
 	return d
 }

@@ -128,10 +128,12 @@ type Options struct {
 	// never below MaxRequestBody.
 	BodyMemory int64
 	// Durability is "bucket" (default) or "fleet" (CELLD_DURABILITY;
-	// fleet.go), with FleetUpload (CELLD_FLEET_UPLOAD_MS), RecoveryRetry
-	// and RecoveryRetries (CELLD_RECOVERY_RETRY_MS, _RETRIES).
+	// fleet.go), with FleetUpload and FleetTransfer
+	// (CELLD_FLEET_UPLOAD_MS, _TRANSFER_MS), RecoveryRetry and
+	// RecoveryRetries (CELLD_RECOVERY_RETRY_MS, _RETRIES).
 	Durability      string
 	FleetUpload     time.Duration
+	FleetTransfer   time.Duration
 	RecoveryRetry   time.Duration
 	RecoveryRetries int
 }

@@ -32,10 +32,15 @@ func long(t *testing.T) {
 	}
 }
 
-// fleetEnv runs a node in fleet durability with uploads held back far
-// longer than any test: an acknowledged write's only copies until the
-// bucket has it are the followers' disks.
-var fleetEnv = []string{"CELLD_DURABILITY=fleet", "CELLD_FLEET_UPLOAD_MS=600000", "CELLD_SKEW_MARGIN_MS=300", "CELLD_TTL_MS=3000",
+// fleetEnv runs a node in fleet durability with uploads (log packs and
+// the cells' own) held back far longer than any test: an acknowledged
+// write's only copies until the bucket has it are the followers' disks.
+var fleetEnv = []string{"CELLD_DURABILITY=fleet", "CELLD_FLEET_UPLOAD_MS=600000", "CELLD_FLEET_TRANSFER_MS=600000", "CELLD_SKEW_MARGIN_MS=300", "CELLD_TTL_MS=3000",
+	"CELLD_RECOVERY_RETRY_MS=200", "CELLD_RECOVERY_RETRIES=100"}
+
+// packEnv writes log packs at once but holds the cells' own uploads back:
+// an acknowledged write is soon only in a log pack (the followers drop it).
+var packEnv = []string{"CELLD_DURABILITY=fleet", "CELLD_FLEET_UPLOAD_MS=50", "CELLD_FLEET_TRANSFER_MS=600000", "CELLD_SKEW_MARGIN_MS=300", "CELLD_TTL_MS=3000",
 	"CELLD_RECOVERY_RETRY_MS=200", "CELLD_RECOVERY_RETRIES=100"}
 
 type fleetCluster struct {
@@ -46,13 +51,18 @@ type fleetCluster struct {
 	dirs   map[string]string
 	procs  map[string]*serveProc
 	exited map[string]chan struct{}
+	env    []string
 }
 
 func newFleetCluster(t *testing.T, nodes ...string) *fleetCluster {
+	return newFleetClusterEnv(t, fleetEnv, nodes...)
+}
+
+func newFleetClusterEnv(t *testing.T, env []string, nodes ...string) *fleetCluster {
 	t.Helper()
 	bin := buildCelld(t)
 	srv := miniotest.Shared(t)
-	c := &fleetCluster{t: t, bin: bin, srv: srv, bucket: srv.NewBucket(t), dirs: map[string]string{}, procs: map[string]*serveProc{}, exited: map[string]chan struct{}{}}
+	c := &fleetCluster{t: t, bin: bin, srv: srv, bucket: srv.NewBucket(t), dirs: map[string]string{}, procs: map[string]*serveProc{}, exited: map[string]chan struct{}{}, env: env}
 	deploy := exec.Command(bin, "deploy", "../../examples/counter", "--bucket", "s3://"+c.bucket, "--endpoint", srv.Endpoint)
 	deploy.Env = append(os.Environ(), "AWS_ACCESS_KEY_ID="+srv.AccessKey, "AWS_SECRET_ACCESS_KEY="+srv.SecretKey)
 	if out, err := deploy.CombinedOutput(); err != nil {
@@ -66,7 +76,7 @@ func newFleetCluster(t *testing.T, nodes ...string) *fleetCluster {
 }
 
 func (c *fleetCluster) start(node string) *serveProc {
-	p := startServe(c.t, c.bin, c.srv, c.bucket, node, c.dirs[node], fleetEnv...)
+	p := startServe(c.t, c.bin, c.srv, c.bucket, node, c.dirs[node], c.env...)
 	c.procs[node] = p
 	done := make(chan struct{})
 	c.exited[node] = done
@@ -215,6 +225,53 @@ func TestFleetDurability_KillOwner(t *testing.T) {
 		c.start(owner)
 		t.Logf("round %d: %s killed after %d writes (%d segments proven on followers); %s restored %d", round, owner, acked, st.Durability.FleetAcked, next, v)
 	}
+}
+
+// TestFleetDurability_KillOwnerPacks: the acknowledged writes are in the
+// owner's log packs only (the followers dropped them once a pack held
+// them; the counter's own upload is held back): killed with SIGKILL and
+// its state deleted, the owner's successor's recovery gate reads the
+// packs, and every acknowledged write is there.
+func TestFleetDurability_KillOwnerPacks(t *testing.T) {
+	c := newFleetClusterEnv(t, packEnv, "a", "b", "c")
+	c.waitGroup("a", 2)
+	acked := 0
+	for i := 1; i <= 30; i++ {
+		v, ok := c.count("a", "packed")
+		if !ok || v != i {
+			t.Fatalf("write %d: got %d (ok %v)\n%s", i, v, ok, c.procs["a"].stderr)
+		}
+		acked = v
+	}
+	// Wait until the followers hold nothing of a's session: the packs do.
+	deadline := time.Now().Add(30 * time.Second)
+	var st api.State
+	for {
+		var err error
+		st, err = c.state("a")
+		held := int64(0)
+		for _, f := range st.Durability.Followers {
+			fs, ferr := c.state(f.Node)
+			if ferr != nil {
+				held = -1
+				break
+			}
+			held += fs.Durability.FollowerRetainedBytes
+		}
+		if err == nil && st.Durability.Packs > 0 && st.Durability.LivePacks > 0 && held == 0 && st.Durability.RetainedBytes == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the followers never dropped the session's segments for packs: owner %+v, followers hold %d bytes", st.Durability, held)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	c.kill("a", true)
+	v := c.settle("b", "packed")
+	if v != acked {
+		t.Fatalf("after the takeover the count is %d, want %d: a write acknowledged into a log pack was lost", v, acked)
+	}
+	t.Logf("a killed after %d writes in %d log packs (%d live); b restored %d", acked, st.Durability.Packs, st.Durability.LivePacks, v)
 }
 
 // TestFleetDurability_KillOwnerAndFollower: the owner and one of its two

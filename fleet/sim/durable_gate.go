@@ -53,7 +53,11 @@ func (w *dworld) takeover(nd *dnode, cell string) {
 func (w *dworld) restore(nd *dnode, p *owner, cell string, epoch uint64) {
 	var lineage []seg
 	w.store(nd, p.session, func() core.Outcome {
-		lineage = w.restoredLineage(cell)
+		// A gap matters to a restore by the cell's owner; a stale one (its
+		// claim was superseded) is discarded, and a failed gate may leave
+		// a member's tail above packs it has not uploaded yet.
+		cur := w.owns[cell]
+		lineage = w.restoredLineage(cell, cur.session == p.session && cur.epoch == epoch)
 		return core.Applied
 	}, func(o core.Outcome) {
 		if o != core.Applied {
@@ -84,7 +88,7 @@ func (w *dworld) restore(nd *dnode, p *owner, cell string, epoch uint64) {
 
 // restoredLineage is what a restore reads: the newest epoch with data,
 // its base, and its run of TXIDs from right after the base.
-func (w *dworld) restoredLineage(cell string) []seg {
+func (w *dworld) restoredLineage(cell string, current bool) []seg {
 	var best uint64
 	for e, ts := range w.objs[cell] {
 		if len(ts) > 0 && e > best {
@@ -101,7 +105,7 @@ func (w *dworld) restoredLineage(cell string) []seg {
 		out = append(out, seg{cell, best, t})
 	}
 	for t := range ts {
-		if t > uint64(len(out)) {
+		if t > uint64(len(out)) && current {
 			w.fail("restore of %s: epoch %d has txid %d past a gap at %d", cell, best, t, len(out)+1)
 			break
 		}

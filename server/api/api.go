@@ -152,6 +152,13 @@ type Durability struct {
 	BucketProofs          int64 `json:"bucket_proofs"` // segments left to the bucket (no group)
 	RecoveryInProgress    int   `json:"recovery_in_progress"`
 	Recovered             int64 `json:"recovered"` // sessions this node recovered
+	// Log packs (the write-behind across cells): written by this session,
+	// their bytes, those still in the bucket (some cell's prefix lacks a
+	// segment in them) and the record's floor.
+	Packs     int64  `json:"packs"`
+	PackBytes int64  `json:"pack_bytes"`
+	LivePacks int    `json:"live_packs"`
+	PackFloor uint64 `json:"pack_floor,omitempty"`
 }
 
 // Follower is one member of a replication group.
