@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -18,7 +19,7 @@ import (
 
 // latencyProxy sits in front of MinIO and adds a fixed delay to every
 // request, modelling a region-local object store; it counts PUTs by the
-// first segment of their key.
+// first segment of their key, and DELETEs (under "DELETE").
 type latencyProxy struct {
 	delay time.Duration
 	mu    sync.Mutex
@@ -40,6 +41,11 @@ func startLatencyProxy(t testing.TB, target string, delay time.Duration) *latenc
 	rp := httputil.NewSingleHostReverseProxy(u) // keeps the signed Host header
 	p.srv = &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		time.Sleep(p.delay)
+		if r.Method == http.MethodDelete {
+			p.mu.Lock()
+			p.puts["DELETE"]++
+			p.mu.Unlock()
+		}
 		if r.Method == http.MethodPut {
 			// /<bucket>/<prefix>/...
 			parts := strings.SplitN(strings.TrimPrefix(r.URL.Path, "/"), "/", 3)
@@ -69,13 +75,14 @@ func (p *latencyProxy) snapshot() map[string]int {
 }
 
 type modeResult struct {
-	p50, p99          time.Duration // one writer
-	p50x, p99x        time.Duration // 64 writers, a counter each
-	acked64           int
-	cellPuts, allPuts int
+	p50, p99                   time.Duration // one writer
+	p50x, p99x                 time.Duration // 64 writers, a counter each
+	acked64                    int
+	dataPuts, allPuts, deletes int // data: cells/ and log/ (records and packs)
 	// 64 writers on one counter (group commit, merged uploads)
 	p50s, p99s          time.Duration
 	ackedSame, putsSame int
+	cpu                 time.Duration // the three nodes' CPU time, whole run
 }
 
 // BenchmarkFleetDurability compares write acknowledgement latency and
@@ -94,22 +101,23 @@ func BenchmarkFleetDurability(b *testing.B) {
 	f, k := res["fleet"], res["bucket"]
 	for _, mode := range []string{"bucket", "fleet"} {
 		r := res[mode]
-		b.Logf("%-6s 1 writer: p50 %v p99 %v | 64 writers: p50 %v p99 %v, %d acked, %d cell-data PUTs (%.4f per ack), %d PUTs in all (%.4f per ack)",
-			mode, r.p50, r.p99, r.p50x, r.p99x, r.acked64, r.cellPuts, float64(r.cellPuts)/float64(r.acked64), r.allPuts, float64(r.allPuts)/float64(r.acked64))
+		b.Logf("%-6s 1 writer: p50 %v p99 %v | 64 writers on 64 counters: p50 %v p99 %v, %d acked, %d data PUTs (cells/ + log/: %.4f per ack), %d PUTs in all (%.4f per ack), %d DELETEs (%.4f per ack)",
+			mode, r.p50, r.p99, r.p50x, r.p99x, r.acked64, r.dataPuts, float64(r.dataPuts)/float64(r.acked64), r.allPuts, float64(r.allPuts)/float64(r.acked64),
+			r.deletes, float64(r.deletes)/float64(r.acked64))
 	}
 	for _, mode := range []string{"bucket", "fleet"} {
 		r := res[mode]
-		b.Logf("%-6s 64 writers on one counter: p50 %v p99 %v, %d acked, %d cell-data PUTs (%.4f per ack)",
-			mode, r.p50s, r.p99s, r.ackedSame, r.putsSame, float64(r.putsSame)/float64(r.ackedSame))
+		b.Logf("%-6s 64 writers on one counter: p50 %v p99 %v, %d acked, %d data PUTs (%.4f per ack); node CPU for the whole run %v",
+			mode, r.p50s, r.p99s, r.ackedSame, r.putsSame, float64(r.putsSame)/float64(r.ackedSame), r.cpu.Round(time.Millisecond))
 	}
 	b.Logf("fleet/bucket p50 ratio: 1 writer %.3f, 64 writers %.3f, 64 writers on one counter %.3f",
 		float64(f.p50)/float64(k.p50), float64(f.p50x)/float64(k.p50x), float64(f.p50s)/float64(k.p50s))
-	b.ReportMetric(float64(f.putsSame)/float64(f.ackedSame), "fleet-cellPUTs/ack-1cell")
-	b.ReportMetric(float64(k.putsSame)/float64(k.ackedSame), "bucket-cellPUTs/ack-1cell")
+	b.ReportMetric(float64(f.putsSame)/float64(f.ackedSame), "fleet-PUTs/ack-1cell")
+	b.ReportMetric(float64(k.putsSame)/float64(k.ackedSame), "bucket-PUTs/ack-1cell")
 	b.ReportMetric(float64(f.p50.Microseconds())/1000, "fleet-p50-ms")
 	b.ReportMetric(float64(k.p50.Microseconds())/1000, "bucket-p50-ms")
-	b.ReportMetric(float64(f.cellPuts)/float64(f.acked64), "fleet-cellPUTs/ack")
-	b.ReportMetric(float64(k.cellPuts)/float64(k.acked64), "bucket-cellPUTs/ack")
+	b.ReportMetric(float64(f.dataPuts)/float64(f.acked64), "fleet-PUTs/ack-64cells")
+	b.ReportMetric(float64(k.dataPuts)/float64(k.acked64), "bucket-PUTs/ack-64cells")
 }
 
 func runMode(b *testing.B, bin string, srv *miniotest.Server, mode string) modeResult {
@@ -117,7 +125,7 @@ func runMode(b *testing.B, bin string, srv *miniotest.Server, mode string) modeR
 	bucketName := srv.NewBucket(b)
 	via := &miniotest.Server{Endpoint: proxy.addr, AccessKey: srv.AccessKey, SecretKey: srv.SecretKey}
 	deployCounter(b, bin, via, bucketName)
-	env := []string{"CELLD_DURABILITY=" + mode, "CELLD_TTL_MS=10000", "CELLD_FLEET_UPLOAD_MS=200"}
+	env := []string{"CELLD_DURABILITY=" + mode, "CELLD_TTL_MS=10000", "CELLD_FLEET_UPLOAD_MS=200", "CELLD_FLEET_TRANSFER_MS=" + strconv.Itoa(int(benchTransfer/time.Millisecond))}
 	procs := map[string]*serveProc{}
 	for _, n := range []string{"a", "b", "c"} {
 		procs[n] = startServe(b, bin, via, bucketName, n, filepath.Join(b.TempDir(), n), env...)
@@ -179,17 +187,28 @@ func runMode(b *testing.B, bin string, srv *miniotest.Server, mode string) modeR
 		}()
 	}
 	wg.Wait()
-	// Count what the writes cost the bucket, uploads behind included.
-	time.Sleep(time.Second)
+	// Count what the writes cost the bucket, uploads behind included: in
+	// fleet mode every cell's own upload (one per CELLD_FLEET_TRANSFER_MS
+	// window, here a single window for 5 s of writes: the count is an
+	// upper bound of the steady state's) and the packs' deletion.
+	settle := time.Second
+	if mode == "fleet" {
+		settle += benchTransfer + 2*floorWait
+	}
+	time.Sleep(settle)
 	after := proxy.snapshot()
 	r.p50x, r.p99x = percentiles(many)
 	r.acked64 = len(many)
 	for k, v := range after {
 		d := v - before[k]
-		r.allPuts += d
-		if k == "cells" {
-			r.cellPuts += d
+		switch k {
+		case "DELETE":
+			r.deletes += d
+			continue
+		case "cells", "log":
+			r.dataPuts += d
 		}
+		r.allPuts += d
 	}
 	// 64 writers on one counter.
 	before = proxy.snapshot()
@@ -209,16 +228,26 @@ func runMode(b *testing.B, bin string, srv *miniotest.Server, mode string) modeR
 		}()
 	}
 	wg.Wait()
-	time.Sleep(time.Second)
+	time.Sleep(settle)
 	after = proxy.snapshot()
 	r.p50s, r.p99s = percentiles(same)
-	r.ackedSame, r.putsSame = len(same), after["cells"]-before["cells"]
+	r.ackedSame, r.putsSame = len(same), after["cells"]-before["cells"]+after["log"]-before["log"]
 	for _, p := range procs {
 		p.cmd.Process.Kill()
 		p.wait()
+		if ps := p.cmd.ProcessState; ps != nil {
+			r.cpu += ps.UserTime() + ps.SystemTime()
+		}
 	}
 	return r
 }
+
+// benchTransfer is CELLD_FLEET_TRANSFER_MS in the benchmark; floorWait how
+// long a node may wait to raise its log pack floor (and delete packs).
+const (
+	benchTransfer = 10 * time.Second
+	floorWait     = 5 * time.Second
+)
 
 func percentiles(d []time.Duration) (p50, p99 time.Duration) {
 	slices.Sort(d)

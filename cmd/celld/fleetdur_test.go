@@ -271,6 +271,9 @@ func TestFleetDurability_KillOwnerPacks(t *testing.T) {
 	if v != acked {
 		t.Fatalf("after the takeover the count is %d, want %d: a write acknowledged into a log pack was lost", v, acked)
 	}
+	if bs, err := c.state("b"); err != nil || bs.Durability.Recovered < 1 {
+		t.Fatalf("b restored the counter without recovering a's session: %+v (%v)", bs.Durability, err)
+	}
 	t.Logf("a killed after %d writes in %d log packs (%d live); b restored %d", acked, st.Durability.Packs, st.Durability.LivePacks, v)
 }
 
