@@ -195,6 +195,25 @@ func TestModel_View(t *testing.T) {
 			b.LoadFailed, b.LoadError = "9a8b7c6d5e4f3a21", "start shop version 9a8b7c6d5e4f3a21: evaluate script shop/index.js: ReferenceError: cfg is not defined"
 			return o
 		}()), key("j"), key("enter")}},
+		// Fleet durability: node-b owns with two followers and recovers a
+		// dead session; node-a's group lost its members; node-c runs in
+		// bucket mode (a mixed fleet, flagged in the summary).
+		{"fleet_details", []tea.Msg{size, ObservationMsg(func() Observation {
+			o := normalFleet(t0)
+			o.Nodes[0].State.Durability = api.Durability{Mode: "fleet", Disk: "d-a", Followers: []api.Follower{}, LogRecord: "open", FleetAcked: 10, BucketProofs: 4}
+			o.Nodes[1].State.Durability = api.Durability{Mode: "fleet", Disk: "d-b", Followers: []api.Follower{{Node: "node-a", Disk: "d-a"}, {Node: "node-c", Disk: "d-c"}},
+				LogRecord: "open", RetainedBytes: 3 << 10, FollowerRetainedBytes: 12 << 10, FollowerSessions: 2, FleetAcked: 900,
+				Packs: 41, PackBytes: 2 << 20, LivePacks: 7, PackFloor: 35, RecoveryInProgress: 1, Recovered: 2}
+			o.Nodes[2].State.Durability = api.Durability{Mode: "bucket"}
+			return o
+		}()), key("j"), key("enter")}},
+		{"fleet_fenced_details", []tea.Msg{size, ObservationMsg(func() Observation {
+			o := normalFleet(t0)
+			for i := range o.Nodes {
+				o.Nodes[i].State.Durability = api.Durability{Mode: "fleet", Followers: []api.Follower{{Node: "node-b"}}, Joining: "node-c", LogRecord: "sealed", LogFenced: true}
+			}
+			return o
+		}()), key("enter")}},
 		{"short_details", []tea.Msg{tea.WindowSizeMsg{Width: 140, Height: 16}, ObservationMsg(func() Observation {
 			o := normalFleet(t0)
 			for i := range 12 {

@@ -100,6 +100,11 @@ type Totals struct {
 	// draining now.
 	DrainCells    int `json:"drain_cells"`
 	DrainReleased int `json:"drain_released"`
+	// Fleet durability: nodes in each mode, and takeover recoveries in
+	// progress.
+	FleetMode  int `json:"fleet_mode"`
+	BucketMode int `json:"bucket_mode"`
+	Recovering int `json:"recovering"`
 }
 
 // Answered counts the nodes that answered the last poll.
@@ -264,6 +269,13 @@ func total(rows []NodeRow) Totals {
 			t.ErrPerSec += r.ErrPerSec
 		}
 		t.RSSBytes += r.State.RSSBytes
+		switch r.State.Durability.Mode {
+		case "fleet":
+			t.FleetMode++
+		case "bucket":
+			t.BucketMode++
+		}
+		t.Recovering += r.State.Durability.RecoveryInProgress
 		if r.Status == StatusDraining {
 			t.DrainCells += r.State.DrainCells
 			t.DrainReleased += r.State.DrainReleased

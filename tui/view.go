@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/charmbracelet/lipgloss"
+
+	"github.com/celldgo/celld/server/api"
 )
 
 // barWidth is the drain progress bar's width in cells.
@@ -279,7 +281,58 @@ func fleetSummary(t Totals) string {
 	if t.DrainCells > 0 {
 		out += fmt.Sprintf(" · drain %d/%d released", t.DrainReleased, t.DrainCells)
 	}
+	switch {
+	case t.FleetMode > 0 && t.BucketMode > 0:
+		out += fmt.Sprintf(" · durability MIXED (%d fleet, %d bucket)", t.FleetMode, t.BucketMode)
+	case t.FleetMode > 0:
+		out += " · durability fleet"
+	}
+	if t.Recovering > 0 {
+		out += fmt.Sprintf(" · %d recoveries in progress", t.Recovering)
+	}
 	return out
+}
+
+// durabilityLines are a node's durability in its detail pane (none for a
+// node that does not report it).
+func durabilityLines(d api.Durability) []string {
+	switch d.Mode {
+	case "":
+		return nil
+	case "fleet":
+	default:
+		return []string{"durability " + d.Mode}
+	}
+	out := "durability fleet · "
+	if len(d.Followers) == 0 {
+		out += "no followers (bucket proofs)"
+	} else {
+		names := make([]string, len(d.Followers))
+		for i, f := range d.Followers {
+			names[i] = f.Node
+		}
+		out += "followers " + strings.Join(names, ", ")
+	}
+	if d.Joining != "" {
+		out += " (" + d.Joining + " joining)"
+	}
+	switch {
+	case d.LogRecord == "":
+		out += " · log not yet created"
+	case d.LogFenced:
+		out += " · log " + d.LogRecord + " by a successor: fenced"
+	default:
+		out += " · log " + d.LogRecord
+	}
+	if d.RecoveryInProgress > 0 {
+		out += fmt.Sprintf(" · recovering %d", d.RecoveryInProgress)
+	}
+	if d.Recovered > 0 {
+		out += fmt.Sprintf(" · recovered %d", d.Recovered)
+	}
+	second := fmt.Sprintf("retains %s for the bucket · %d log packs (%d live) · this disk holds %s for %d sessions",
+		fmtBytes(uint64(max(0, d.RetainedBytes))), d.Packs, d.LivePacks, fmtBytes(uint64(max(0, d.FollowerRetainedBytes))), d.FollowerSessions)
+	return []string{out, second}
 }
 
 // detail is the selected node's pane: who it is, then its cells with phase
@@ -293,6 +346,7 @@ func (st styles) detail(s Snapshot, r NodeRow, filter string, width, budget int)
 	title += fmt.Sprintf(" · session %s · version %s · up %s · rss %s · heap %s", orQ(n.Session), orQ(n.Version),
 		fmtMS(n.UptimeMS), fmtBytes(n.RSSBytes), fmtBytes(n.HeapBytes))
 	out := []string{st.title.Render(title)}
+	out = append(out, durabilityLines(n.Durability)...)
 	if n.Deployment != "" {
 		out = append(out, "serving "+n.Deployment)
 	}
