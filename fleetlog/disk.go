@@ -29,7 +29,9 @@ import (
 //	                         u32 length | u32 CRC-32C | frame (wire.go)
 //	s/<owner session>/sealed the session is sealed: no more appends
 //
-// One fsync per append (the log file exists after the first). A torn or
+// One fsync per append (the log file exists after the first), shared by
+// the appends that wait for it at once (group commit: an append answers
+// once an fsync that began after its write completed). A torn or
 // corrupt tail (a crash mid-append: never acknowledged) is cut off when
 // the log is next opened. Trims are kept in memory: after a restart a
 // seal returns segments the bucket already has too, which is harmless
@@ -50,6 +52,12 @@ type sessionLog struct {
 	trimmed map[tailKey]uint64
 	live    int64 // bytes of records not trimmed (approximate)
 	index   []recordRef
+	gen     uint64 // bumped when the file is emptied
+	failed  error  // an fsync failed: the file cannot vouch for its writes any more
+
+	smu       sync.Mutex // one fsync at a time; held without d.mu
+	syncedGen uint64
+	synced    int64 // the file is durable through this offset (at syncedGen)
 }
 
 type recordRef struct {
@@ -209,6 +217,9 @@ func (d *Disk) Append(session, to string, segs []cell.Segment) error {
 	if why := core.AppendRefusal(d.id, to, sl.sealed); why != "" {
 		return fmt.Errorf("%w: %s", ErrRefused, why)
 	}
+	if sl.failed != nil {
+		return fmt.Errorf("%w: this disk failed an fsync of the session's log: %v", ErrRefused, sl.failed)
+	}
 	var buf bytes.Buffer
 	var refs []recordRef
 	hi := map[tailKey]uint64{}
@@ -236,13 +247,16 @@ func (d *Disk) Append(session, to string, segs []cell.Segment) error {
 		buf.Write(rec.Bytes())
 	}
 	if buf.Len() == 0 {
-		return nil
+		// Retained already, perhaps by an append still waiting for its
+		// fsync: wait for the file as it stands.
+		gen, end := sl.gen, sl.size
+		d.mu.Unlock()
+		err := d.syncTo(sl, gen, end)
+		d.mu.Lock()
+		return err
 	}
 	if _, err := sl.f.WriteAt(buf.Bytes(), sl.size); err != nil {
 		return fmt.Errorf("retain segment: %w", err)
-	}
-	if err := sl.f.Sync(); err != nil {
-		return fmt.Errorf("retain segment: fsync: %w", err)
 	}
 	sl.size += int64(buf.Len())
 	sl.live += int64(buf.Len())
@@ -250,6 +264,35 @@ func (d *Disk) Append(session, to string, segs []cell.Segment) error {
 	for k, v := range hi {
 		sl.hi[k] = max(sl.hi[k], v)
 	}
+	gen, end := sl.gen, sl.size
+	d.mu.Unlock()
+	err = d.syncTo(sl, gen, end)
+	d.mu.Lock()
+	return err
+}
+
+// syncTo returns once sl's file is durable through end (of generation
+// gen): by an fsync that began after that write, its own or another
+// append's.
+func (d *Disk) syncTo(sl *sessionLog, gen uint64, end int64) error {
+	sl.smu.Lock()
+	defer sl.smu.Unlock()
+	if sl.syncedGen > gen || sl.syncedGen == gen && sl.synced >= end {
+		return nil // an fsync since covered it (or the file was emptied: trimmed)
+	}
+	d.mu.Lock()
+	f, failed, curGen, curEnd := sl.f, sl.failed, sl.gen, sl.size
+	d.mu.Unlock()
+	if failed != nil {
+		return fmt.Errorf("retain segment: fsync: %w", failed)
+	}
+	if err := f.Sync(); err != nil {
+		d.mu.Lock()
+		sl.failed = err
+		d.mu.Unlock()
+		return fmt.Errorf("retain segment: fsync: %w", err)
+	}
+	sl.syncedGen, sl.synced = curGen, curEnd
 	return nil
 }
 
@@ -280,6 +323,7 @@ func (d *Disk) Trim(session, cellName string, epoch, txid uint64) {
 	if live == 0 && sl.f.Truncate(0) == nil {
 		sl.f.Sync()
 		sl.size, sl.index = 0, nil
+		sl.gen++
 	}
 }
 
@@ -342,6 +386,7 @@ func (d *Disk) Forget(session string) {
 	sl.f.Truncate(0)
 	sl.f.Sync()
 	sl.size, sl.index, sl.live = 0, nil, 0
+	sl.gen++
 }
 
 // Retained is the bytes and sessions this disk retains for others.

@@ -3,8 +3,10 @@ package fleetlog
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
+	"sync/atomic"
 	"testing"
 
 	"github.com/celldgo/celld/cell"
@@ -110,5 +112,81 @@ func TestDisk_trimEmpties(t *testing.T) {
 	}
 	if got := sealed(t, d, "s"); len(got) != 0 {
 		t.Fatalf("sealed range after trims: %+v", got)
+	}
+}
+
+// TestDisk_concurrentAppends: appends of many cells at once (they share
+// fsyncs) are each retained once answered, across a restart.
+func TestDisk_concurrentAppends(t *testing.T) {
+	dir := t.TempDir()
+	d, err := OpenDisk(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const cells, per = 16, 20
+	errs := make(chan error, cells)
+	for c := range cells {
+		go func() {
+			name := "C:" + string(rune('a'+c))
+			for i := uint64(1); i <= per; i++ {
+				if err := d.Append("sess", d.ID(), []cell.Segment{seg(name, 1, i, i, 0)}); err != nil {
+					errs <- err
+					return
+				}
+			}
+			errs <- nil
+		}()
+	}
+	for range cells {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	d2, err := OpenDisk(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]uint64{}
+	for _, s := range sealed(t, d2, "sess") {
+		if s.Min != got[s.Cell]+1 {
+			t.Fatalf("%s: segment %d-%d after %d", s.Cell, s.Min, s.Max, got[s.Cell])
+		}
+		got[s.Cell] = s.Max
+	}
+	if len(got) != cells {
+		t.Fatalf("retained %d cells, want %d", len(got), cells)
+	}
+	for c, hi := range got {
+		if hi != per {
+			t.Fatalf("%s retained through %d, want %d", c, hi, per)
+		}
+	}
+}
+
+// BenchmarkDisk_Append is one follower append (write and fsync) of a
+// small segment: a fleet acknowledgement's disk cost. Parallel, the
+// appends share fsyncs.
+func BenchmarkDisk_Append(b *testing.B) {
+	for _, par := range []int{1, 16} {
+		b.Run(map[int]string{1: "serial", 16: "16-at-once"}[par], func(b *testing.B) {
+			d, err := OpenDisk(b.TempDir())
+			if err != nil {
+				b.Fatal(err)
+			}
+			var next [64]uint64 // GOMAXPROCS×16 goroutines at most 64, one cell each
+			b.SetParallelism(par)
+			var id atomic.Int32
+			b.RunParallel(func(pb *testing.PB) {
+				c := int(id.Add(1) - 1)
+				name := fmt.Sprintf("C:%d", c)
+				for pb.Next() {
+					next[c]++
+					if err := d.Append("sess", d.ID(), []cell.Segment{seg(name, 1, next[c], next[c], 0)}); err != nil {
+						b.Error(err)
+						return
+					}
+				}
+			})
+		})
 	}
 }
