@@ -169,69 +169,67 @@ func runMode(b *testing.B, bin string, srv *miniotest.Server, mode string) modeR
 		}
 	}
 	r.p50, r.p99 = percentiles(one)
-	before := proxy.snapshot()
-	var mu sync.Mutex
-	var many []time.Duration
-	end := time.Now().Add(5 * time.Second)
-	for i := range 64 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for time.Now().Before(end) {
-				if d, ok := write(fmt.Sprintf("w%d", i)); ok {
-					mu.Lock()
-					many = append(many, d)
-					mu.Unlock()
-				}
-			}
-		}()
-	}
-	wg.Wait()
-	// Count what the writes cost the bucket, uploads behind included: in
-	// fleet mode every cell's own upload (one per CELLD_FLEET_TRANSFER_MS
-	// window, here a single window for 5 s of writes: the count is an
-	// upper bound of the steady state's) and the packs' deletion.
-	settle := time.Second
+	// Steady state: the writers run for a warm-up and then a measured
+	// window, and what the bucket was asked during the window is set
+	// against the writes acknowledged in it. In fleet mode both last one
+	// CELLD_FLEET_TRANSFER_MS, so the window holds a cell's own upload per
+	// cell as well as the log packs, their deletion and the floor writes.
+	warm, window := time.Second, 5*time.Second
 	if mode == "fleet" {
-		settle += benchTransfer + 2*floorWait
+		warm, window = benchTransfer, benchTransfer
 	}
-	time.Sleep(settle)
-	after := proxy.snapshot()
+	measure := func(name func(i int) string) (acks []time.Duration, puts, data, deletes int) {
+		var mu sync.Mutex
+		var from, to time.Time
+		start := time.Now()
+		from, to = start.Add(warm), start.Add(warm+window)
+		var before, after map[string]int
+		snap := make(chan struct{})
+		go func() {
+			time.Sleep(time.Until(from))
+			before = proxy.snapshot()
+			time.Sleep(time.Until(to))
+			after = proxy.snapshot()
+			close(snap)
+		}()
+		for i := range 64 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for time.Now().Before(to) {
+					sent := time.Now()
+					d, ok := write(name(i))
+					if ok && !sent.Before(from) && sent.Add(d).Before(to) {
+						mu.Lock()
+						acks = append(acks, d)
+						mu.Unlock()
+					}
+				}
+			}()
+		}
+		wg.Wait()
+		<-snap
+		for k, v := range after {
+			d := v - before[k]
+			switch k {
+			case "DELETE":
+				deletes += d
+				continue
+			case "cells", "log":
+				data += d
+			}
+			puts += d
+		}
+		return acks, puts, data, deletes
+	}
+	var many []time.Duration
+	many, r.allPuts, r.dataPuts, r.deletes = measure(func(i int) string { return fmt.Sprintf("w%d", i) })
 	r.p50x, r.p99x = percentiles(many)
 	r.acked64 = len(many)
-	for k, v := range after {
-		d := v - before[k]
-		switch k {
-		case "DELETE":
-			r.deletes += d
-			continue
-		case "cells", "log":
-			r.dataPuts += d
-		}
-		r.allPuts += d
-	}
 	// 64 writers on one counter.
-	before = proxy.snapshot()
-	var same []time.Duration
-	end = time.Now().Add(5 * time.Second)
-	for range 64 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for time.Now().Before(end) {
-				if d, ok := write("w0"); ok {
-					mu.Lock()
-					same = append(same, d)
-					mu.Unlock()
-				}
-			}
-		}()
-	}
-	wg.Wait()
-	time.Sleep(settle)
-	after = proxy.snapshot()
+	same, _, putsSame, _ := measure(func(int) string { return "w0" })
 	r.p50s, r.p99s = percentiles(same)
-	r.ackedSame, r.putsSame = len(same), after["cells"]-before["cells"]+after["log"]-before["log"]
+	r.ackedSame, r.putsSame = len(same), putsSame
 	for _, p := range procs {
 		p.cmd.Process.Kill()
 		p.wait()
@@ -242,12 +240,8 @@ func runMode(b *testing.B, bin string, srv *miniotest.Server, mode string) modeR
 	return r
 }
 
-// benchTransfer is CELLD_FLEET_TRANSFER_MS in the benchmark; floorWait how
-// long a node may wait to raise its log pack floor (and delete packs).
-const (
-	benchTransfer = 10 * time.Second
-	floorWait     = 5 * time.Second
-)
+// benchTransfer is CELLD_FLEET_TRANSFER_MS in the benchmark.
+const benchTransfer = 10 * time.Second
 
 func percentiles(d []time.Duration) (p50, p99 time.Duration) {
 	slices.Sort(d)
