@@ -54,6 +54,8 @@ type Config struct {
 	Advertise string
 	Version   string
 	Kind      string // core.KindNode (default) or core.KindTool
+	// Durability is published in the lease: the node's CELLD_DURABILITY.
+	Durability string
 	// ResumeSession, when set, is the session of this node's previous
 	// process, which exited after a preserve drain: the node carries its
 	// lease on, and Adopt resumes that process's cells at their epochs.
@@ -156,7 +158,7 @@ func Start(ctx context.Context, store bucket.Store, cfg Config) (*Node, error) {
 		owners: map[string]*Owner{}, waiters: map[string][]chan core.AcquireResult{}, releases: map[string][]chan struct{}{},
 	}
 	n.m = core.New(core.Config{
-		Node: cfg.Node, Session: n.session, Resume: cfg.ResumeSession != "", Advertise: cfg.Advertise, Version: cfg.Version, Kind: cfg.Kind,
+		Node: cfg.Node, Session: n.session, Resume: cfg.ResumeSession != "", Advertise: cfg.Advertise, Version: cfg.Version, Kind: cfg.Kind, Durability: cfg.Durability,
 		Started: n.nowMS(), TTL: cfg.TTL.Milliseconds(), Margin: cfg.Margin.Milliseconds(), WaitForPrevious: cfg.WaitForPrevious,
 		RecoveryGate: cfg.Recover != nil,
 	})

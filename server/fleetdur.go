@@ -1,13 +1,19 @@
 package server
 
 import (
+	"context"
 	"fmt"
 	"log/slog"
 	"net/http"
 	"path/filepath"
+	"strings"
 	"sync/atomic"
+	"time"
 
+	"github.com/celldgo/celld/bucket"
+	"github.com/celldgo/celld/diagnose"
 	"github.com/celldgo/celld/fleet"
+	"github.com/celldgo/celld/fleet/core"
 	"github.com/celldgo/celld/fleetlog"
 	"github.com/celldgo/celld/server/api"
 )
@@ -97,4 +103,46 @@ func (f *fleetDurability) state() api.Durability {
 		d.Packs, d.PackBytes, d.LivePacks, d.PackFloor = st.Packs, st.PackBytes, st.LivePacks, st.PackFloor
 	}
 	return d
+}
+
+// durabilityMode is CELLD_DURABILITY as published in the lease.
+func durabilityMode(mode string) string {
+	if mode == "" {
+		return DurabilityBucket
+	}
+	return mode
+}
+
+// checkModes refuses to run beside live nodes of another durability mode
+// (exit 2): a bucket-mode node neither follows nor runs the takeover
+// recovery gate, so taking over a fleet-mode node's cell it could restore
+// without the tail the followers hold. A lease without a mode is from a
+// node that predates fleet durability: bucket. Tool leases do not count.
+// Two nodes started at the same moment can both pass; every node checks
+// again at each start.
+func checkModes(ctx context.Context, store bucket.Store, node, mode string) error {
+	leases, err := fleet.ListLeases(ctx, store)
+	if err != nil {
+		return nil // the lease loop will meet the same store; nothing to refuse on
+	}
+	now := time.Now().UnixMilli()
+	var others []string
+	theirs := ""
+	for _, li := range leases {
+		l := li.Lease
+		if li.Err != "" || l.Node == node || l.Kind == core.KindTool || l.Expires <= now {
+			continue
+		}
+		if m := durabilityMode(l.Durability); m != mode {
+			others, theirs = append(others, l.Node), m
+		}
+	}
+	if len(others) == 0 {
+		return nil
+	}
+	return &diagnose.EnvError{
+		Err: fmt.Errorf("CELLD_DURABILITY=%s on node %s, but the live fleet runs CELLD_DURABILITY=%s (node %s): every node of a fleet must run the same durability mode",
+			mode, node, theirs, strings.Join(others, ", ")),
+		Hint: "start this node with CELLD_DURABILITY=" + theirs + ", or stop every node and restart them all in one mode (docs/fleet-durability.md)",
+	}
 }

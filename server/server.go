@@ -277,7 +277,7 @@ func Run(ctx context.Context, o Options) error {
 		preserved = nil
 	}
 	fcfg := fleet.Config{Node: o.Node, Advertise: advertise, Version: o.Version, TTL: o.TTL, Margin: o.SkewMargin,
-		WaitForPrevious: o.WaitForPrevious, Logger: log, OnRenewal: m.LeaseRenewal}
+		WaitForPrevious: o.WaitForPrevious, Logger: log, OnRenewal: m.LeaseRenewal, Durability: durabilityMode(o.Durability)}
 	if preserved != nil {
 		fcfg.ResumeSession = preserved.Session
 	}
@@ -286,6 +286,10 @@ func Run(ctx context.Context, o Options) error {
 	}
 	fn, err := fleet.Start(ctx, o.Store, fcfg)
 	if err != nil {
+		return err
+	}
+	if err := checkModes(ctx, o.Store, o.Node, fcfg.Durability); err != nil {
+		fn.Close(context.WithoutCancel(ctx))
 		return err
 	}
 	if o.IdleEvict <= 0 {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -383,5 +384,41 @@ func TestFleetDurability_FrozenOwner(t *testing.T) {
 	}
 	if w, ok := c.count("b", "z"); !ok || w != v+6 {
 		t.Fatalf("final count %d (ok %v), want %d", w, ok, v+6)
+	}
+}
+
+// TestFleetDurability_MixedModesRefused: a node started in bucket mode
+// beside a live fleet-mode node (and one in fleet mode beside a bucket-mode
+// node) exits with status 2, naming both modes.
+func TestFleetDurability_MixedModesRefused(t *testing.T) {
+	c := newFleetCluster(t, "a")
+	for _, tc := range []struct{ mode, live string }{{"bucket", "fleet"}, {"", "fleet"}} {
+		cmd := exec.Command(c.bin, "serve", "--bucket", "s3://"+c.bucket, "--endpoint", c.srv.Endpoint,
+			"--node", "m", "--listen", freePort(t), "--internal-listen", freePort(t))
+		cmd.Env = append(os.Environ(), "AWS_ACCESS_KEY_ID="+c.srv.AccessKey, "AWS_SECRET_ACCESS_KEY="+c.srv.SecretKey,
+			"CELLD_TTL_MS=3000", "CELLD_WATCH="+filepath.Join(t.TempDir(), "m"), "CELLD_DURABILITY="+tc.mode)
+		done := make(chan struct{})
+		var out []byte
+		var err error
+		go func() { out, err = cmd.CombinedOutput(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(60 * time.Second):
+			cmd.Process.Kill()
+			<-done
+			t.Fatalf("CELLD_DURABILITY=%q beside a live %s node kept running\n%s", tc.mode, tc.live, out)
+		}
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) || ee.ExitCode() != 2 {
+			t.Fatalf("CELLD_DURABILITY=%q beside a live %s node: %v, want exit 2\n%s", tc.mode, tc.live, err, out)
+		}
+		for _, want := range []string{"CELLD_DURABILITY=bucket", "CELLD_DURABILITY=fleet", "node a"} {
+			if !strings.Contains(string(out), want) {
+				t.Fatalf("CELLD_DURABILITY=%q: the refusal does not name %q:\n%s", tc.mode, want, out)
+			}
+		}
+	}
+	if _, err := c.state("a"); err != nil {
+		t.Fatalf("the fleet-mode node suffered from the refused start: %v", err)
 	}
 }

@@ -28,7 +28,7 @@ func (m *Machine) leaseRecord(expires int64, gen uint64) []byte {
 	return Encode(Lease{
 		Node: m.cfg.Node, Session: m.cfg.Session, Advertise: m.cfg.Advertise,
 		Expires: expires, Generation: gen, Version: m.cfg.Version,
-		Started: m.cfg.Started, Kind: m.cfg.Kind, TTL: m.cfg.TTL,
+		Started: m.cfg.Started, Kind: m.cfg.Kind, TTL: m.cfg.TTL, Durability: m.cfg.Durability,
 	})
 }
 

@@ -13,6 +13,8 @@ type Config struct {
 	Version   string
 	Kind      string // KindNode or KindTool
 	Started   int64  // unix ms
+	// Durability is published in the lease (Lease.Durability).
+	Durability string
 
 	// TTL is the lease lifetime in ms; renewal starts at a third of it.
 	// Default 10000 (CELLD_TTL_MS).

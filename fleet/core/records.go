@@ -53,6 +53,9 @@ type Lease struct {
 	// own TTL, before counting the owner dead: the fleet may mix TTLs.
 	// 0 in records written before it was published.
 	TTL int64 `json:"ttl,omitempty"`
+	// Durability is the node's CELLD_DURABILITY ("" from a node that
+	// predates it: bucket). Every node of a fleet runs the same.
+	Durability string `json:"durability,omitempty"`
 }
 
 // Own is cells/<cell>/own.json.
