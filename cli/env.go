@@ -55,7 +55,7 @@ var envVars = []envVar{
 	{Name: "CELLD_ACCESS_LOG", Default: "0", Meaning: "1: log one line per public request (method, path, status, duration_ms, bytes, request_id); celld dev always prints them", Choices: []string{"0", "1"}},
 	{Name: "CELLD_DURABILITY", Default: "bucket", Meaning: "how a write is proven durable before its output: bucket (LTX upload + ownership re-check) or fleet (experimental: every follower fsynced it, upload behind; docs/fleet-durability.md)", Choices: []string{"bucket", "fleet"}},
 	{Name: "CELLD_FLEET_UPLOAD_MS", Default: "200", Meaning: "fleet durability: how long a write proven on followers may wait for the bucket; the writes of that window, of every cell of the node, go out as one log pack", Min: 1, Max: 600000},
-	{Name: "CELLD_FLEET_TRANSFER_MS", Default: "10000", Meaning: "fleet durability: how long a write in a log pack may wait for its cell's own upload (one merged object per cell per window)", Min: 1, Max: 3600000},
+	{Name: "CELLD_FLEET_TRANSFER_MS", Default: "30000", Meaning: "fleet durability: how long a write in a log pack may wait for its cell's own upload (one merged object per cell per window)", Min: 1, Max: 3600000},
 	{Name: "CELLD_RECOVERY_RETRY_MS", Default: "1000", Meaning: "fleet durability: wait between attempts of the takeover recovery gate", Min: 1, Max: 600000},
 	{Name: "CELLD_RECOVERY_RETRIES", Default: "240", Meaning: "fleet durability: attempts of the takeover recovery gate before a request for the cell fails", Min: 1, Max: 1000000},
 }

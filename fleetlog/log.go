@@ -34,7 +34,7 @@ type Config struct {
 	Delay time.Duration
 	// Transfer is how long a packed segment may wait for its cell's own
 	// upload, merged with the cell's others (CELLD_FLEET_TRANSFER_MS).
-	// Default 10 s.
+	// Default 30 s.
 	Transfer time.Duration
 	// AppendTimeout bounds one append to the members. Default 2 s.
 	AppendTimeout time.Duration
@@ -133,7 +133,7 @@ func NewLog(cfg Config) *Log {
 		cfg.Recruit = time.Second
 	}
 	if cfg.Transfer <= 0 {
-		cfg.Transfer = 10 * time.Second
+		cfg.Transfer = 30 * time.Second
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)

@@ -171,14 +171,11 @@ func runMode(b *testing.B, bin string, srv *miniotest.Server, mode string) modeR
 	r.p50, r.p99 = percentiles(one)
 	// Steady state: the writers run for a warm-up and then a measured
 	// window, and what the bucket was asked during the window is set
-	// against the writes acknowledged in it. In fleet mode both last one
-	// CELLD_FLEET_TRANSFER_MS, so the window holds a cell's own upload per
-	// cell as well as the log packs, their deletion and the floor writes.
-	warm, window := time.Second, 5*time.Second
-	if mode == "fleet" {
-		warm, window = benchTransfer, benchTransfer
-	}
-	measure := func(name func(i int) string) (acks []time.Duration, puts, data, deletes int) {
+	// against the writes acknowledged in it. With 64 counters in fleet mode
+	// both last one CELLD_FLEET_TRANSFER_MS (its default), so the window
+	// holds a cell's own upload per cell as well as the log packs, their
+	// deletion and the floor writes.
+	measure := func(warm, window time.Duration, name func(i int) string) (acks []time.Duration, puts, data, deletes int) {
 		var mu sync.Mutex
 		var from, to time.Time
 		start := time.Now()
@@ -223,11 +220,17 @@ func runMode(b *testing.B, bin string, srv *miniotest.Server, mode string) modeR
 		return acks, puts, data, deletes
 	}
 	var many []time.Duration
-	many, r.allPuts, r.dataPuts, r.deletes = measure(func(i int) string { return fmt.Sprintf("w%d", i) })
+	warm, window := time.Second, 5*time.Second
+	if mode == "fleet" {
+		warm, window = benchTransfer, benchTransfer
+	}
+	many, r.allPuts, r.dataPuts, r.deletes = measure(warm, window, func(i int) string { return fmt.Sprintf("w%d", i) })
 	r.p50x, r.p99x = percentiles(many)
 	r.acked64 = len(many)
 	// 64 writers on one counter.
-	same, _, putsSame, _ := measure(func(int) string { return "w0" })
+	// One cell: its own uploads come every CheckpointFrames pages of
+	// batches, well within a few seconds under this load.
+	same, _, putsSame, _ := measure(2*time.Second, 10*time.Second, func(int) string { return "w0" })
 	r.p50s, r.p99s = percentiles(same)
 	r.ackedSame, r.putsSame = len(same), putsSame
 	for _, p := range procs {
@@ -240,8 +243,8 @@ func runMode(b *testing.B, bin string, srv *miniotest.Server, mode string) modeR
 	return r
 }
 
-// benchTransfer is CELLD_FLEET_TRANSFER_MS in the benchmark.
-const benchTransfer = 10 * time.Second
+// benchTransfer is CELLD_FLEET_TRANSFER_MS in the benchmark (its default).
+const benchTransfer = 30 * time.Second
 
 func percentiles(d []time.Duration) (p50, p99 time.Duration) {
 	slices.Sort(d)
