@@ -372,7 +372,10 @@ func (d *Disk) Seal(session, disk string, w io.Writer) error {
 	return writeEnd(w)
 }
 
-// Forget removes everything retained for a sealed session.
+// Forget removes everything retained for a session whose record was
+// sealed (by its successor's recovery, or by the session itself after a
+// clean drain): its tails are in the bucket. The session is sealed here
+// too, so no late append is retained for it.
 func (d *Disk) Forget(session string) {
 	if !validSession(session) {
 		return
@@ -380,8 +383,17 @@ func (d *Disk) Forget(session string) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	sl, err := d.session(session, false)
-	if err != nil || !sl.sealed || sl.f == nil {
-		return // only a sealed session's tails are known to be in the bucket
+	if err != nil {
+		return
+	}
+	if !sl.sealed {
+		if os.MkdirAll(d.sessionDir(session), 0o755) != nil || writeSynced(filepath.Join(d.sessionDir(session), "sealed"), nil) != nil {
+			return
+		}
+		sl.sealed = true
+	}
+	if sl.f == nil {
+		return
 	}
 	sl.f.Truncate(0)
 	sl.f.Sync()

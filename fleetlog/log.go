@@ -40,7 +40,10 @@ type Config struct {
 	AppendTimeout time.Duration
 	// Recruit is how often the group looks for followers. Default 1 s.
 	Recruit time.Duration
-	Logger  *slog.Logger
+	// Resume: the process resumed a session a preserve drain left; its
+	// record (and group) is adopted rather than created.
+	Resume bool
+	Logger *slog.Logger
 }
 
 // Log is the owner side of one process session: its replication group
@@ -547,6 +550,9 @@ func (l *Log) writeRecord(next core.LogRecord) bool {
 }
 
 func (l *Log) recruitLoop() {
+	if l.cfg.Resume {
+		l.adopt()
+	}
 	t := time.NewTicker(l.cfg.Recruit)
 	defer t.Stop()
 	for {

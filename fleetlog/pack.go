@@ -14,6 +14,7 @@ import (
 
 	"github.com/celldgo/celld/bucket"
 	"github.com/celldgo/celld/cell"
+	"github.com/celldgo/celld/fleet"
 	"github.com/celldgo/celld/fleet/core"
 )
 
@@ -421,4 +422,101 @@ func recoverPacks(ctx context.Context, store bucket.Store, node, session string,
 	}
 	n, uerr := u.wait(err != nil)
 	return packs, n, errors.Join(err, uerr)
+}
+
+// SealClean ends a session that released every cell cleanly (a drain):
+// no more fleet proofs; if the cells' prefixes hold every segment it
+// acknowledged, its record is CASed to sealed (a successor then needs no
+// recovery), its members forget it, and its packs are deleted. Otherwise
+// the record stays open for the successor's recovery gate. It reports
+// whether the record was sealed.
+func (l *Log) SealClean(ctx context.Context) bool {
+	l.Close()
+	l.recMu.Lock()
+	defer l.recMu.Unlock()
+	l.mu.Lock()
+	l.fenced = true // from here on every proof is the bucket's
+	clean := l.exists
+	for _, t := range l.tails {
+		if t.proven > t.uploaded {
+			clean = false
+		}
+	}
+	next := l.rec
+	next.State, next.By = core.LogSealed, l.cfg.Session
+	targets := l.targets()
+	seqs := make([]uint64, 0, len(l.live))
+	for seq := range l.live {
+		seqs = append(seqs, seq)
+	}
+	etag := l.etag
+	l.mu.Unlock()
+	if !clean {
+		return false
+	}
+	cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	_, err := l.cfg.Store.Put(cctx, core.LogKey(l.cfg.Node, l.cfg.Session), core.Encode(next), bucket.IfMatch(etag))
+	cancel()
+	if err != nil {
+		l.log.Warn("seal node log record on drain failed; a successor's recovery gate settles it", "err", err)
+		return false
+	}
+	forgetMembers(ctx, l.post, l.cfg.Session, targets)
+	for _, seq := range seqs {
+		dctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		l.cfg.Store.Delete(dctx, core.PackKey(l.cfg.Node, l.cfg.Session, seq))
+		cancel()
+	}
+	l.log.Info("node log record sealed on drain", "session", l.cfg.Session, "members", len(targets))
+	return true
+}
+
+// forgetMembers tells members a sealed session's tails are in the bucket.
+func forgetMembers(ctx context.Context, post func(context.Context, string, string, url.Values, []byte) (int, []byte, error), session string, ms []member) {
+	var wg sync.WaitGroup
+	for _, m := range ms {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			cctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+			defer cancel()
+			post(cctx, m.addr, PathForget, url.Values{"session": {session}}, nil)
+		}()
+	}
+	wg.Wait()
+}
+
+// adopt takes over this session's record as a preserve drain left it (the
+// process resumed the session): open, its members stay the group; left
+// open by no one, fleet proofs stop.
+func (l *Log) adopt() {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	data, obj, err := l.cfg.Store.Get(ctx, core.LogKey(l.cfg.Node, l.cfg.Session))
+	if err != nil {
+		return // absent (no fleet acknowledgement yet) or unreadable: the first write settles it
+	}
+	rec, err := core.DecodeLogRecord(data)
+	addrs := map[string]string{}
+	if leases, lerr := fleet.ListLeases(ctx, l.cfg.Store); lerr == nil {
+		for _, li := range leases {
+			if li.Err == "" && li.Lease.Advertise != "" {
+				addrs[li.Lease.Node] = li.Lease.Advertise
+			}
+		}
+	}
+	l.recMu.Lock()
+	defer l.recMu.Unlock()
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if err != nil || rec.State != core.LogOpen {
+		l.fenced = true
+		return
+	}
+	l.rec, l.etag, l.exists = rec, obj.ETag, true
+	for _, m := range rec.Members {
+		l.addrs[m.Node] = addrs[m.Node]
+	}
+	l.nextPack = rec.Floor() // packs of the previous process are covered (it flushed every cell); new ones follow
+	l.log.Info("resumed session's replication group adopted", "members", rec.Members)
 }

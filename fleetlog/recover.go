@@ -109,12 +109,16 @@ func (r *Recoverer) Recover(ctx context.Context, node, session string) error {
 func (r *Recoverer) attempt(ctx context.Context, node, session string) error {
 	g, a := core.NewGate(node, session, r.Session, core.MutNone)
 	collected := false
+	var members []core.Member
 	for {
 		switch a.Step {
 		case core.GateDone:
 			if collected {
 				r.done.Add(1)
 				r.Logger.Info("takeover recovery sealed a session", "node", node, "session", session)
+			}
+			if len(members) > 0 {
+				go r.forget(session, members) // the record is sealed: the tails are in the bucket
 			}
 			return nil
 		case core.GateFail:
@@ -160,7 +164,7 @@ func (r *Recoverer) attempt(ctx context.Context, node, session string) error {
 			}
 			a = g.OnPacks(err == nil)
 		case core.GateSeal:
-			collected = true
+			collected, members = true, a.Members
 			type res struct {
 				m  core.Member
 				ok bool
@@ -233,6 +237,31 @@ func (r *Recoverer) sealMember(ctx context.Context, session string, m core.Membe
 	}
 	r.Logger.Info("recovery: member returned its retained range", "member", m.Node, "session", session, "segments", n)
 	return nil
+}
+
+// forget tells the members of a sealed session to drop its tails.
+func (r *Recoverer) forget(session string, members []core.Member) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	for _, m := range members {
+		data, _, err := r.Store.Get(ctx, core.LeaseKey(m.Node))
+		if err != nil {
+			continue
+		}
+		l, err := core.DecodeLease(data)
+		if err != nil {
+			continue
+		}
+		q := url.Values{"session": {session}}
+		req, err := http.NewRequestWithContext(ctx, http.MethodPost, "http://"+l.Advertise+PathForget+"?"+q.Encode(), bytes.NewReader(nil))
+		if err != nil {
+			continue
+		}
+		r.Signer.Sign(req, nil)
+		if resp, err := r.client.Do(req); err == nil {
+			resp.Body.Close()
+		}
+	}
 }
 
 // StartGated starts a lease holder (a CLI tool lease, say) with the

@@ -340,6 +340,9 @@ func (n *node) drainAndStop(pub, internal *http.Server, preserve bool) error {
 		}
 	} else {
 		err = o.releaseAll(deadline)
+		if err == nil {
+			n.durability.drained(context.Background())
+		}
 	}
 	if err != nil {
 		n.log.Warn("drain incomplete", "err", err)

@@ -65,12 +65,13 @@ func (f *fleetDurability) routes(mux *http.ServeMux, secret []byte) {
 	})
 }
 
-// started is called once the lease is held: the session's log begins.
-func (f *fleetDurability) started(fn *fleet.Node, objs *objects, log *slog.Logger) {
+// started is called once the lease is held: the session's log begins
+// (resumed: a preserve drain left this session, and its record).
+func (f *fleetDurability) started(fn *fleet.Node, objs *objects, log *slog.Logger, resumed bool) {
 	f.fn.Store(fn)
 	f.rec.Session = fn.Session()
 	f.log = fleetlog.NewLog(fleetlog.Config{Store: f.options.Store, Node: f.options.Node, Session: fn.Session(), Disk: f.disk,
-		Signer: f.signer, Delay: f.options.FleetUpload, Transfer: f.options.FleetTransfer, Logger: log})
+		Signer: f.signer, Delay: f.options.FleetUpload, Transfer: f.options.FleetTransfer, Logger: log, Resume: resumed})
 	objs.host.UseFleet(f.log, func(cell string, err error) {
 		log.Error("cell stopped with fleet-acknowledged writes the bucket may lack; ending this session so its successor recovers them", "cell", cell, "err", err)
 		select {
@@ -78,6 +79,15 @@ func (f *fleetDurability) started(fn *fleet.Node, objs *objects, log *slog.Logge
 		default:
 		}
 	})
+}
+
+// drained: every cell was released (flushed to its prefix); the session's
+// record is sealed, so a successor needs no recovery, and its followers
+// forget it.
+func (f *fleetDurability) drained(ctx context.Context) {
+	if f != nil && f.log != nil {
+		f.log.SealClean(ctx)
+	}
 }
 
 func (f *fleetDurability) close() {

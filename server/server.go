@@ -329,7 +329,7 @@ func Run(ctx context.Context, o Options) error {
 	}
 	objs.builtins = host.NewRegistry(o.Builtins...)
 	if fd != nil {
-		fd.started(fn, objs, log)
+		fd.started(fn, objs, log, preserved != nil)
 	}
 	if o.Clock != nil {
 		objs.now = o.Clock

@@ -422,3 +422,86 @@ func TestFleetDurability_MixedModesRefused(t *testing.T) {
 		t.Fatalf("the fleet-mode node suffered from the refused start: %v", err)
 	}
 }
+
+// TestFleetDurability_DrainSeals: an owner drained with SIGTERM releases
+// its counter (flushed to the bucket), seals its node log record and has
+// its followers forget the session: the next owner needs no recovery and
+// finds every acknowledged write, and no follower keeps the tail.
+func TestFleetDurability_DrainSeals(t *testing.T) {
+	c := newFleetClusterEnv(t, packEnv, "a", "b", "c")
+	c.waitGroup("a", 2)
+	acked := 0
+	for i := 1; i <= 20; i++ {
+		v, ok := c.count("a", "drained")
+		if !ok || v != i {
+			t.Fatalf("write %d: got %d (ok %v)\n%s", i, v, ok, c.procs["a"].stderr)
+		}
+		acked = v
+	}
+	c.procs["a"].cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-c.exited["a"]:
+	case <-time.After(60 * time.Second):
+		t.Fatalf("a did not exit after its drain\n%s", c.procs["a"].stderr)
+	}
+	delete(c.exited, "a")
+	if !strings.Contains(c.procs["a"].stderr.String(), "node log record sealed on drain") {
+		t.Fatalf("a's drain did not seal its node log record:\n%s", c.procs["a"].stderr)
+	}
+	if v := c.settle("b", "drained"); v != acked {
+		t.Fatalf("after the drain the count is %d, want %d", v, acked)
+	}
+	for _, n := range []string{"b", "c"} {
+		st, err := c.state(n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st.Durability.Recovered != 0 {
+			t.Fatalf("%s ran a recovery after a clean drain: %+v", n, st.Durability)
+		}
+		if st.Durability.FollowerRetainedBytes != 0 {
+			t.Fatalf("%s still retains %d bytes after the drained session was sealed", n, st.Durability.FollowerRetainedBytes)
+		}
+	}
+}
+
+// TestFleetDurability_PreserveResumesGroup: after a preserve drain the
+// restarted owner resumes its session with the same node log record and
+// replication group, and acknowledges on fleet proofs again at once.
+func TestFleetDurability_PreserveResumesGroup(t *testing.T) {
+	c := newFleetClusterEnv(t, packEnv, "a", "b", "c")
+	c.waitGroup("a", 2)
+	for i := 1; i <= 5; i++ {
+		if v, ok := c.count("a", "kept"); !ok || v != i {
+			t.Fatalf("write %d: got %d (ok %v)", i, v, ok)
+		}
+	}
+	before, err := c.state("a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := http.Post(c.procs["a"].internal+"/shutdown?handoff=preserve", "", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	select {
+	case <-c.exited["a"]:
+	case <-time.After(60 * time.Second):
+		t.Fatalf("a did not exit after its preserve drain\n%s", c.procs["a"].stderr)
+	}
+	c.start("a")
+	for i := 6; i <= 10; i++ {
+		if v, ok := c.count("a", "kept"); !ok || v != i {
+			t.Fatalf("write %d after the restart: got %d (ok %v)\n%s", i, v, ok, c.procs["a"].stderr)
+		}
+	}
+	after, err := c.state("a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := after.Durability
+	if after.Session != before.Session || d.LogRecord != "open" || len(d.Followers) != 2 || d.FleetAcked == 0 {
+		t.Fatalf("after the preserve drain: session %s (was %s), durability %+v", after.Session, before.Session, d)
+	}
+}
