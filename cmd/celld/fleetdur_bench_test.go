@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"maps"
 	"net"
 	"net/http"
 	"net/http/httputil"
@@ -53,6 +54,9 @@ func startLatencyProxy(t testing.TB, target string, delay time.Duration) *latenc
 			if len(parts) > 1 {
 				key = parts[1]
 			}
+			if key == "log" && strings.HasSuffix(r.URL.Path, ".pack") {
+				key = "log-pack"
+			}
 			p.mu.Lock()
 			p.puts[key]++
 			p.mu.Unlock()
@@ -82,7 +86,8 @@ type modeResult struct {
 	// 64 writers on one counter (group commit, merged uploads)
 	p50s, p99s          time.Duration
 	ackedSame, putsSame int
-	cpu                 time.Duration // the three nodes' CPU time, whole run
+	cpu                 time.Duration  // the three nodes' CPU time, whole run
+	breakdown           map[string]int // 64 counters: requests by prefix
 }
 
 // BenchmarkFleetDurability compares write acknowledgement latency and
@@ -104,6 +109,7 @@ func BenchmarkFleetDurability(b *testing.B) {
 		b.Logf("%-6s 1 writer: p50 %v p99 %v | 64 writers on 64 counters: p50 %v p99 %v, %d acked, %d data PUTs (cells/ + log/: %.4f per ack), %d PUTs in all (%.4f per ack), %d DELETEs (%.4f per ack)",
 			mode, r.p50, r.p99, r.p50x, r.p99x, r.acked64, r.dataPuts, float64(r.dataPuts)/float64(r.acked64), r.allPuts, float64(r.allPuts)/float64(r.acked64),
 			r.deletes, float64(r.deletes)/float64(r.acked64))
+		b.Logf("%-6s 64 counters, bucket requests by kind: %v", mode, r.breakdown)
 	}
 	for _, mode := range []string{"bucket", "fleet"} {
 		r := res[mode]
@@ -175,7 +181,9 @@ func runMode(b *testing.B, bin string, srv *miniotest.Server, mode string) modeR
 	// both last one CELLD_FLEET_TRANSFER_MS (its default), so the window
 	// holds a cell's own upload per cell as well as the log packs, their
 	// deletion and the floor writes.
+	breakdown := map[string]int{}
 	measure := func(warm, window time.Duration, name func(i int) string) (acks []time.Duration, puts, data, deletes int) {
+		clear(breakdown)
 		var mu sync.Mutex
 		var from, to time.Time
 		start := time.Now()
@@ -212,8 +220,11 @@ func runMode(b *testing.B, bin string, srv *miniotest.Server, mode string) modeR
 			case "DELETE":
 				deletes += d
 				continue
-			case "cells", "log":
+			case "cells", "log", "log-pack":
 				data += d
+			}
+			if d > 0 {
+				breakdown[k] += d
 			}
 			puts += d
 		}
@@ -227,6 +238,7 @@ func runMode(b *testing.B, bin string, srv *miniotest.Server, mode string) modeR
 	many, r.allPuts, r.dataPuts, r.deletes = measure(warm, window, func(i int) string { return fmt.Sprintf("w%d", i) })
 	r.p50x, r.p99x = percentiles(many)
 	r.acked64 = len(many)
+	r.breakdown = maps.Clone(breakdown)
 	// 64 writers on one counter.
 	// One cell: its own uploads come every CheckpointFrames pages of
 	// batches, well within a few seconds under this load.
