@@ -80,6 +80,7 @@ type Log struct {
 	covered     map[tailID]uint64            // the cells' prefixes hold through
 	floorAt     time.Time                    // last floor write
 	doomed      []uint64                     // packs below the floor, to delete
+	deleting    bool                         // deleteDoomed runs
 	packs       int64
 	packBytes   int64
 	packFailing bool

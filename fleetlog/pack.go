@@ -268,20 +268,44 @@ func (l *Log) raiseFloor() {
 		l.mu.Unlock()
 	}
 	l.mu.Lock()
+	start := len(l.doomed) > 0 && !l.deleting
+	if start {
+		l.deleting = true
+	}
+	l.mu.Unlock()
+	if start {
+		go l.deleteDoomed() // never holds up the next pack
+	}
+}
+
+// deleteDoomed deletes the packs below the floor, eight at a time; one
+// that fails is tried again after the next floor check.
+func (l *Log) deleteDoomed() {
+	l.mu.Lock()
 	doomed := l.doomed
 	l.doomed = nil
 	l.mu.Unlock()
-	for i, seq := range doomed {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		err := l.cfg.Store.Delete(ctx, core.PackKey(l.cfg.Node, l.cfg.Session, seq))
-		cancel()
-		if err != nil {
-			l.mu.Lock()
-			l.doomed = append(l.doomed, doomed[i:]...) // next time
-			l.mu.Unlock()
-			return
-		}
+	sem := make(chan struct{}, 8)
+	var wg sync.WaitGroup
+	for _, seq := range doomed {
+		sem <- struct{}{}
+		wg.Add(1)
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			err := l.cfg.Store.Delete(ctx, core.PackKey(l.cfg.Node, l.cfg.Session, seq))
+			cancel()
+			if err != nil {
+				l.mu.Lock()
+				l.doomed = append(l.doomed, seq)
+				l.mu.Unlock()
+			}
+		}()
 	}
+	wg.Wait()
+	l.mu.Lock()
+	l.deleting = false
+	l.mu.Unlock()
 }
 
 // pruneCoveredLocked forgets prefix watermarks no live pack needs. Call

@@ -238,6 +238,12 @@ func runMode(b *testing.B, bin string, srv *miniotest.Server, mode string) modeR
 	many, r.allPuts, r.dataPuts, r.deletes = measure(warm, window, func(i int) string { return fmt.Sprintf("w%d", i) })
 	r.p50x, r.p99x = percentiles(many)
 	r.acked64 = len(many)
+	if r.acked64 == 0 {
+		for n, p := range procs {
+			b.Logf("%s: %s", n, tail(p.stderr.String(), 3000))
+		}
+		b.Fatalf("%s: no write acknowledged with 64 counters", mode)
+	}
 	r.breakdown = maps.Clone(breakdown)
 	// 64 writers on one counter.
 	// One cell: its own uploads come every CheckpointFrames pages of
@@ -264,4 +270,11 @@ func percentiles(d []time.Duration) (p50, p99 time.Duration) {
 		return 0, 0
 	}
 	return d[len(d)/2], d[len(d)*99/100]
+}
+
+func tail(s string, n int) string {
+	if len(s) > n {
+		return s[len(s)-n:]
+	}
+	return s
 }
