@@ -175,6 +175,7 @@ func BenchmarkDisk_Append(b *testing.B) {
 			}
 			var next [64]uint64 // GOMAXPROCS×16 goroutines at most 64, one cell each
 			b.SetParallelism(par)
+			b.ReportAllocs()
 			var id atomic.Int32
 			b.RunParallel(func(pb *testing.PB) {
 				c := int(id.Add(1) - 1)
