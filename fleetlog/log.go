@@ -81,6 +81,7 @@ type Log struct {
 	floorAt     time.Time                    // last floor write
 	doomed      []uint64                     // packs below the floor, to delete
 	deleting    bool                         // deleteDoomed runs
+	lastFull    bool                         // the last pack gathered left segments out for size
 	packs       int64
 	packBytes   int64
 	packFailing bool

@@ -106,17 +106,20 @@ func (l *Log) kickPack() {
 	}
 }
 
-// writePacks writes the pending pack (a retry: the same bytes), then packs
-// of everything the bucket lacks.
+// writePacks writes the pending pack (a retry: the same bytes), then a
+// pack of everything the bucket lacks (more than one only while each is
+// full: the rest waits for the next window, so a busy node still writes
+// about one pack per window).
 func (l *Log) writePacks() error {
-	for {
+	for fresh := 0; ; {
 		l.mu.Lock()
 		if l.packing == nil {
-			if !l.exists || l.fenced {
+			if !l.exists || l.fenced || fresh > 0 && !l.lastFull {
 				l.mu.Unlock()
 				return nil
 			}
 			l.packing = l.nextPackLocked()
+			fresh++
 		}
 		p := l.packing
 		l.mu.Unlock()
@@ -161,11 +164,13 @@ func (l *Log) nextPackLocked() *pack {
 	p := &pack{seq: l.nextPack, through: map[tailID]uint64{}}
 	var segs []cell.Segment
 	size := 0
+	l.lastFull = false
 	for _, id := range ids {
 		t := l.tails[id]
 		reach := t.inBucket()
 		for _, s := range t.segs {
 			if size > 0 && size+len(s.Data) > maxPackBytes {
+				l.lastFull = true // the rest goes in the next pack, at once
 				break
 			}
 			if s.Min > reach+1 {
