@@ -232,50 +232,63 @@ func TestFleetDurability_KillOwner(t *testing.T) {
 // owner's log packs only (the followers dropped them once a pack held
 // them; the counter's own upload is held back): killed with SIGKILL and
 // its state deleted, the owner's successor's recovery gate reads the
-// packs, and every acknowledged write is there.
+// packs, and every acknowledged write is there. -fleet.rounds as for
+// TestFleetDurability_KillOwner.
 func TestFleetDurability_KillOwnerPacks(t *testing.T) {
 	c := newFleetClusterEnv(t, packEnv, "a", "b", "c")
-	c.waitGroup("a", 2)
-	acked := 0
-	for i := 1; i <= 30; i++ {
-		v, ok := c.count("a", "packed")
-		if !ok || v != i {
-			t.Fatalf("write %d: got %d (ok %v)\n%s", i, v, ok, c.procs["a"].stderr)
+	order := []string{"a", "b", "c"}
+	for round := 0; round < *fleetRounds; round++ {
+		owner, next := order[round%3], order[(round+1)%3]
+		name := fmt.Sprintf("packed-%d", round)
+		c.waitGroup(owner, 2)
+		acked := 0
+		for i := 1; i <= 30; i++ {
+			v, ok := c.count(owner, name)
+			if !ok || v != i {
+				t.Fatalf("round %d: write %d on %s: got %d (ok %v)\n%s", round, i, owner, v, ok, c.procs[owner].stderr)
+			}
+			acked = v
 		}
-		acked = v
-	}
-	// Wait until the followers hold nothing of a's session: the packs do.
-	deadline := time.Now().Add(30 * time.Second)
-	var st api.State
-	for {
-		var err error
-		st, err = c.state("a")
-		held := int64(0)
-		for _, f := range st.Durability.Followers {
-			fs, ferr := c.state(f.Node)
-			if ferr != nil {
-				held = -1
+		// Wait until the followers hold nothing of the owner's session:
+		// the packs do.
+		deadline := time.Now().Add(30 * time.Second)
+		var st api.State
+		for {
+			var err error
+			st, err = c.state(owner)
+			held := int64(0)
+			for _, f := range st.Durability.Followers {
+				fs, ferr := c.state(f.Node)
+				if ferr != nil {
+					held = -1
+					break
+				}
+				held += fs.Durability.FollowerRetainedBytes
+			}
+			if err == nil && st.Durability.Packs > 0 && st.Durability.LivePacks > 0 && held == 0 && st.Durability.RetainedBytes == 0 {
 				break
 			}
-			held += fs.Durability.FollowerRetainedBytes
+			c.supervise()
+			if time.Now().After(deadline) {
+				t.Fatalf("round %d: the followers never dropped the session's segments for packs: owner %+v, followers hold %d bytes", round, st.Durability, held)
+			}
+			time.Sleep(100 * time.Millisecond)
 		}
-		if err == nil && st.Durability.Packs > 0 && st.Durability.LivePacks > 0 && held == 0 && st.Durability.RetainedBytes == 0 {
-			break
+		recovered := int64(0)
+		if ns, err := c.state(next); err == nil {
+			recovered = ns.Durability.Recovered
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the followers never dropped the session's segments for packs: owner %+v, followers hold %d bytes", st.Durability, held)
+		c.kill(owner, true)
+		v := c.settle(next, name)
+		if v != acked {
+			t.Fatalf("round %d: after the takeover the count is %d, want %d: a write acknowledged into a log pack was lost", round, v, acked)
 		}
-		time.Sleep(100 * time.Millisecond)
+		if ns, err := c.state(next); err != nil || ns.Durability.Recovered <= recovered {
+			t.Fatalf("round %d: %s restored the counter without recovering %s's session: %+v (%v)", round, next, owner, ns.Durability, err)
+		}
+		c.start(owner)
+		t.Logf("round %d: %s killed after %d writes in %d log packs (%d live); %s restored %d", round, owner, acked, st.Durability.Packs, st.Durability.LivePacks, next, v)
 	}
-	c.kill("a", true)
-	v := c.settle("b", "packed")
-	if v != acked {
-		t.Fatalf("after the takeover the count is %d, want %d: a write acknowledged into a log pack was lost", v, acked)
-	}
-	if bs, err := c.state("b"); err != nil || bs.Durability.Recovered < 1 {
-		t.Fatalf("b restored the counter without recovering a's session: %+v (%v)", bs.Durability, err)
-	}
-	t.Logf("a killed after %d writes in %d log packs (%d live); b restored %d", acked, st.Durability.Packs, st.Durability.LivePacks, v)
 }
 
 // TestFleetDurability_KillOwnerAndFollower: the owner and one of its two
