@@ -3,6 +3,7 @@ package cell
 import (
 	"context"
 	"fmt"
+	"math/rand/v2"
 	"time"
 )
 
@@ -152,12 +153,15 @@ func (r *Replicator) runUploads() {
 	defer r.wg.Done()
 	var timer *time.Timer
 	force := false
+	// Each cell waits up to a quarter more, so a node's cells written
+	// together do not all upload at the same moment.
+	jitter := time.Duration(rand.Int64N(int64(r.cfg.Fleet.Delay()/4) + 1))
 	for {
 		urgent := r.cfg.Fleet.Urgent()
 		r.mu.Lock()
 		var wait time.Duration
 		if len(r.upq) > 0 {
-			wait = time.Until(r.upq[0].at.Add(r.cfg.Fleet.Delay()))
+			wait = time.Until(r.upq[0].at.Add(r.cfg.Fleet.Delay() + jitter))
 			pages := 0
 			for _, q := range r.upq {
 				pages += len(q.b.pages)
