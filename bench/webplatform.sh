@@ -66,9 +66,11 @@ free_port() {
 	done
 	die "no free port"
 }
+# wait_ready NAME: 0 once the server answers; 1 if it exited (a port
+# taken meanwhile: start tries again).
 wait_ready() {
 	for _ in $(seq 600); do
-		kill -0 "$PID" 2>/dev/null || { tail -20 "$TMP/$1.log" >&2; die "$1 exited"; }
+		kill -0 "$PID" 2>/dev/null || { tail -5 "$TMP/$1.log" >&2; PID=; return 1; }
 		[[ $(curl -s -o /dev/null -w '%{http_code}' --max-time 2 "$BASE/?op=none" || true) == 404 ]] && return 0
 		sleep 0.1
 	done
@@ -76,6 +78,14 @@ wait_ready() {
 }
 
 start() {
+	local try
+	for try in 1 2 3; do
+		start_once "$1" && return 0
+		log "bench: $1 did not start (try $try of 3)"
+	done
+	die "$1 did not start"
+}
+start_once() {
 	local port
 	port=$(free_port)
 	BASE=http://127.0.0.1:$port
