@@ -14,7 +14,7 @@ const SYMBOLS = {
   fr: { decimal: ",", group: "\u202f", cur: "#¤", curSep: "\u00a0", pct: "#\u202f%" },
   "fr-CH": { decimal: ",", group: "\u202f", cur: "#¤", curSep: "\u00a0" },
   es: { decimal: ",", group: ".", minGroup: 2, cur: "#¤", curSep: "\u00a0", pct: "#\u00a0%" },
-  it: { decimal: ",", group: ".", cur: "#¤", curSep: "\u00a0" },
+  it: { decimal: ",", group: ".", minGroup: 2, cur: "#¤", curSep: "\u00a0" },
   pt: { decimal: ",", group: ".", cur: "¤#", curSep: "\u00a0" },
   "pt-PT": { group: "\u00a0", cur: "#¤" },
   nl: { decimal: ",", group: ".", cur: "¤#", curSep: "\u00a0" },
@@ -177,7 +177,9 @@ function resolveNF(locales, options) {
 // length sets the divisor ("00 mil M" at 10^10 divides by 10^9).
 const tri = (p) => [1, 2, 3].map((n) => (typeof p === "string" ? { other: p.replace("0", "0".repeat(n)) } : Object.fromEntries(Object.entries(p).map(([k, v]) => [k, v.replace("0", "0".repeat(n))]))));
 const NB = "\u00a0";
-const JA_COMPACT = [null, ..."万億兆".split("").flatMap((u) => ["0", "00", "000", "0000"].map((z) => ({ other: z + u })))].slice(0, 12);
+const myriads = (units) => [null, ...units.flatMap((u) => ["0", "00", "000", "0000"].map((z) => ({ other: z + u })))].slice(0, 12);
+const JA_COMPACT = myriads(["万", "億", "兆"]);
+const ZH_COMPACT = myriads(["万", "亿", "万亿"]);
 const COMPACT = {
   en: {
     short: [...tri("0K"), ...tri("0M"), ...tri("0B"), ...tri("0T")],
@@ -199,6 +201,15 @@ const COMPACT = {
     long: [...tri("0 mil"), ...tri({ one: "0 millón", other: "0 millones" }), ...tri("0 mil millones"), ...tri({ one: "0 billón", other: "0 billones" })],
   },
   ja: { short: JA_COMPACT, long: JA_COMPACT },
+  zh: { short: ZH_COMPACT, long: ZH_COMPACT },
+  it: {
+    short: [null, null, null, ...tri(`0${NB}Mln`), ...tri(`0${NB}Mld`), ...tri(`0${NB}Bln`)],
+    long: [...tri({ 1: "mille", other: "0 mila" }), ...tri({ one: "0 milione", other: "0 milioni" }), ...tri({ one: "0 miliardo", other: "0 miliardi" }), ...tri({ one: "0 mille miliardi", other: "0 mila miliardi" })],
+  },
+  pt: {
+    short: [...tri(`0${NB}mil`), ...tri(`0${NB}mi`), ...tri(`0${NB}bi`), ...tri(`0${NB}tri`)],
+    long: [...tri("0 mil"), ...tri({ one: "0 milhão", other: "0 milhões" }), ...tri({ one: "0 bilhão", other: "0 bilhões" }), ...tri({ one: "0 trilhão", other: "0 trilhões" })],
+  },
 };
 // compactOf picks the pattern for the (positive) decimal d and rounds d
 // to it: {d, pattern} with d scaled, or pattern null when d stays whole.

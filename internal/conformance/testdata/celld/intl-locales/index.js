@@ -12,6 +12,7 @@ const compact = (l) => {
   }
   out.parts = new Intl.NumberFormat(l, { notation: "compact" }).formatToParts(1234567);
   out.twoDigits = new Intl.NumberFormat(l, { notation: "compact", maximumFractionDigits: 2 }).format(1234567);
+  out.plain = [1234, 12345].map((n) => new Intl.NumberFormat(l).format(n));
   return out;
 };
 const relative = (l) => {
