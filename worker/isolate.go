@@ -56,6 +56,7 @@ type jsState struct {
 	box           *goja.Object          // dispatch's answer slot for a synchronous Response
 	scope         *eventScope           // the event whose code runs now (scope.go)
 	als           goja.Value            // the AsyncLocalStorage frame of the code running now (node.go)
+	grabbed       *asyncCtx             // the context scopeTracker.Grab handed out last
 	names         map[string]goja.Value // lowercase header names (fetch.go)
 	hdrs          *headersClass         // the native Headers (headers.go), once loaded
 	canon         map[string]string     // lowercase -> canonical header names (fetch.go)

@@ -27,11 +27,66 @@ var (
 	errTrailing   = errors.New("Trailing bytes after end of compressed data")
 	errIncomplete = errors.New("Called close() on a decompression stream with incomplete data")
 	errBadData    = errors.New("Decompression failed.")
+	errEnded      = errors.New("The compression stream has already ended.")
 )
 
 type compressor struct {
-	buf bytes.Buffer
-	w   io.WriteCloser
+	buf  bytes.Buffer
+	w    resetWriter
+	pool *sync.Pool // where w goes back once the stream has ended
+}
+
+// resetWriter is what klauspost's gzip, zlib and flate writers share.
+type resetWriter interface {
+	io.WriteCloser
+	Reset(io.Writer)
+}
+
+// A compressor's state is about 1 MiB (klauspost's encoder tables), so
+// writers are pooled per format: a CompressionStream that reaches its end
+// hands its writer back, and the next one resets it instead of making one.
+var (
+	gzipWriters  = sync.Pool{New: func() any { return kgzip.NewWriter(io.Discard) }}
+	zlibWriters  = sync.Pool{New: func() any { return kzlib.NewWriter(io.Discard) }}
+	flateWriters = sync.Pool{New: func() any {
+		w, _ := kflate.NewWriter(io.Discard, kflate.DefaultCompression)
+		return w
+	}}
+)
+
+func newStreamCompressor(format string) *compressor {
+	c := &compressor{pool: &flateWriters}
+	switch format {
+	case "gzip":
+		c.pool = &gzipWriters
+	case "deflate":
+		c.pool = &zlibWriters
+	}
+	c.w = c.pool.Get().(resetWriter)
+	c.w.Reset(&c.buf)
+	return c
+}
+
+// release returns the writer to its pool (once, after Close).
+func (c *compressor) release() {
+	if c.w != nil {
+		c.w.Reset(io.Discard)
+		c.pool.Put(c.w)
+		c.w = nil
+	}
+}
+
+// takeOutput hands out what the writer has produced: a large output's
+// buffer itself (the next output starts a new one), a small one copied.
+func takeOutput(buf *bytes.Buffer) []byte {
+	if buf.Len() < 4<<10 {
+		out := bytes.Clone(buf.Bytes())
+		buf.Reset()
+		return out
+	}
+	out := buf.Bytes()
+	*buf = bytes.Buffer{}
+	return out
 }
 
 // inflateState is shared by a decompressor and its goroutine; it must not
@@ -149,8 +204,7 @@ func (d *decompressor) push(data []byte, end bool) ([]byte, error) {
 	} else if len(data) > 0 && st.err == nil {
 		st.err = errTrailing
 	}
-	out := bytes.Clone(st.out.Bytes())
-	st.out.Reset()
+	out := takeOutput(&st.out)
 	if d.done && st.err != nil {
 		return out, st.err
 	}
@@ -172,19 +226,10 @@ func registerCompressNatives(set func(string, nativeFunc)) {
 		if !call.Argument(1).ToBoolean() {
 			return iso.vm.ToValue(newDecompressor(format))
 		}
-		c := &compressor{}
-		switch format {
 		// klauspost/compress's writers (a dependency already, through
 		// minio-go): the same formats as Go's, about twice as fast at
 		// the default level, nearer zlib, which workerd uses.
-		case "gzip":
-			c.w = kgzip.NewWriter(&c.buf)
-		case "deflate":
-			c.w = kzlib.NewWriter(&c.buf)
-		default:
-			c.w, _ = kflate.NewWriter(&c.buf, kflate.DefaultCompression)
-		}
-		return iso.vm.ToValue(c)
+		return iso.vm.ToValue(newStreamCompressor(format))
 	})
 	// zPush(z, bytes, end) -> [output ArrayBuffer, error message or null]
 	set("zPush", func(iso *isolate, call goja.FunctionCall) goja.Value {
@@ -194,14 +239,20 @@ func registerCompressNatives(set func(string, nativeFunc)) {
 		var err error
 		switch z := call.Argument(0).Export().(type) {
 		case *compressor:
+			if z.w == nil {
+				err = errEnded
+				break
+			}
 			if len(data) > 0 {
 				_, err = z.w.Write(data)
 			}
 			if end && err == nil {
 				err = z.w.Close()
 			}
-			out = bytes.Clone(z.buf.Bytes())
-			z.buf.Reset()
+			if end || err != nil {
+				z.release()
+			}
+			out = takeOutput(&z.buf)
 		case *decompressor:
 			// The reader keeps no reference to data after push returns, but
 			// the caller's buffer may change afterwards: copy it.

@@ -105,6 +105,32 @@ func registerCryptoNatives(set func(string, nativeFunc)) {
 		m.Write(iso.bytesArg(call.Argument(1)))
 		return buffer(iso.vm, m.Sum(nil))
 	})
+	// macSign(keyedHmac, data) and macVerify(keyedHmac, signature, data)
+	// are crypto.subtle's fast path for HMAC: data (and signature) must be
+	// a Uint8Array or ArrayBuffer, read in place; anything else answers
+	// null, and the caller takes the checked path.
+	set("macSign", func(iso *isolate, call goja.FunctionCall) goja.Value {
+		m, ok := call.Argument(0).Export().(hash.Hash)
+		data, ok2 := plainBytes(call.Argument(1))
+		if !ok || !ok2 {
+			return goja.Null()
+		}
+		m.Reset()
+		m.Write(data)
+		return buffer(iso.vm, m.Sum(nil))
+	})
+	set("macVerify", func(iso *isolate, call goja.FunctionCall) goja.Value {
+		m, ok := call.Argument(0).Export().(hash.Hash)
+		sig, ok2 := plainBytes(call.Argument(1))
+		data, ok3 := plainBytes(call.Argument(2))
+		if !ok || !ok2 || !ok3 {
+			return goja.Null()
+		}
+		m.Reset()
+		m.Write(data)
+		var sum [sha512.Size]byte
+		return iso.vm.ToValue(hmac.Equal(m.Sum(sum[:0]), sig))
+	})
 	set("timingSafeEqual", func(iso *isolate, call goja.FunctionCall) goja.Value {
 		vm := iso.vm
 		return vm.ToValue(subtle.ConstantTimeCompare(iso.bytesArg(call.Argument(0)), iso.bytesArg(call.Argument(1))) == 1)
@@ -145,6 +171,25 @@ func registerCryptoNatives(set func(string, nativeFunc)) {
 		}
 		return buffer(iso.vm, out)
 	})
+}
+
+// plainBytes reads a Uint8Array (or Buffer, or Uint8ClampedArray) or a
+// live ArrayBuffer in place; ok is false for any other value.
+func plainBytes(v goja.Value) (b []byte, ok bool) {
+	obj, isObj := v.(*goja.Object)
+	if !isObj {
+		return nil, false
+	}
+	switch obj.ExportType() {
+	case typeBytes:
+		b, ok = obj.Export().([]byte)
+		return b, ok
+	case typeArrayBuffer:
+		if ab, isAB := obj.Export().(goja.ArrayBuffer); isAB && !ab.Detached() {
+			return ab.Bytes(), true
+		}
+	}
+	return nil, false
 }
 
 // newUUID returns a random (version 4) UUID in its canonical lowercase form.

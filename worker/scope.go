@@ -5,6 +5,8 @@ import (
 	"errors"
 	"io"
 	"sync"
+
+	"github.com/dop251/goja"
 )
 
 // An event scope follows one request through the script's asynchronous
@@ -110,16 +112,40 @@ func (r *settleOnClose) Close() error {
 // scopeTracker is goja's AsyncContextTracker for an isolate.
 type scopeTracker struct{ iso *isolate }
 
+// Grab runs for every promise reaction and await, so the context it
+// hands out is shared: while the scope and AsyncLocalStorage frame stay
+// the same (a request's whole chain of awaits), each reaction gets the
+// same immutable *asyncCtx instead of a new allocation.
 func (t scopeTracker) Grab() any {
-	if s, a := t.iso.scope, t.iso.als; s != nil || a != nil {
-		return asyncCtx{scope: s, als: a}
+	s, a := t.iso.scope, t.iso.als
+	if s == nil && a == nil {
+		return nil
 	}
-	return nil
+	if c := t.iso.grabbed; c != nil && c.scope == s && sameFrame(c.als, a) {
+		return c
+	}
+	c := &asyncCtx{scope: s, als: a}
+	t.iso.grabbed = c
+	return c
+}
+
+// sameFrame reports whether two AsyncLocalStorage frames (JS objects, or
+// nil) are the same one.
+func sameFrame(a, b goja.Value) bool {
+	if a == nil || b == nil {
+		return a == nil && b == nil
+	}
+	ao, ok1 := a.(*goja.Object)
+	bo, ok2 := b.(*goja.Object)
+	return ok1 && ok2 && ao == bo
 }
 
 func (t scopeTracker) Resumed(v any) {
-	c, _ := v.(asyncCtx)
-	t.iso.scope, t.iso.als = c.scope, c.als
+	if c, _ := v.(*asyncCtx); c != nil {
+		t.iso.scope, t.iso.als = c.scope, c.als
+		return
+	}
+	t.iso.scope, t.iso.als = nil, nil
 }
 
 func (t scopeTracker) Exited() { t.iso.scope, t.iso.als = nil, nil }
@@ -130,7 +156,10 @@ func (t scopeTracker) Exited() { t.iso.scope, t.iso.als = nil, nil }
 func (iso *isolate) enter(s *eventScope) (leave func()) {
 	prev, prevALS := iso.scope, iso.als
 	iso.scope, iso.als = s, nil
-	return func() { iso.scope, iso.als = prev, prevALS }
+	return func() {
+		iso.scope, iso.als = prev, prevALS
+		iso.grabbed = nil // not to keep a finished event's scope alive
+	}
 }
 
 // noteRefusal records err in scope s (the scope of the code that made the

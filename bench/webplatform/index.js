@@ -1,6 +1,8 @@
 // GET /?op=NAME&n=N runs op N times after its setup and answers a digest of
 // the results, so that both runtimes must do the same work. n=0 measures
 // the setup alone (the harness subtracts it).
+import { Buffer } from "node:buffer";
+
 const S = crypto.subtle;
 const MiB = 1 << 20;
 // text-like, compressible data (made without a per-byte loop, which
@@ -48,6 +50,12 @@ const ops = {
     let len = 0;
     for (let i = 0; i < n; i++) len += (await S.sign({ name: "ECDSA", hash: "SHA-256" }, privateKey, data)).byteLength;
     return len;
+  },
+  async base64(n) {
+    const str = Buffer.from(bytes(MiB)).toString("base64");
+    let total = 0;
+    for (let i = 0; i < n; i++) total += Buffer.from(str, "base64").length;
+    return total;
   },
   async gzip(n) {
     const data = bytes(MiB);

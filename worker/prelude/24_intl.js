@@ -26,18 +26,79 @@ const H24 = (sep = ", ", h = "HH") => ({
   join: { full: `{1}${sep}{0}`, long: `{1}${sep}{0}`, medium: `{1}${sep}{0}`, short: `{1}${sep}{0}` },
   tzNames: false, hh: h,
 });
+// Time zone names in German, French, Spanish, Japanese, Italian,
+// Portuguese and Chinese (CLDR, as
+// recorded on workerd in intl-locales) by metazone: l long, s short, each
+// [standard, daylight]. Zones outside these metazones show GMT offsets.
+const ZONES_DE = {
+  UTC: "Koordinierte Weltzeit",
+  USE: { l: ["Nordamerikanische Ostküsten-Normalzeit", "Nordamerikanische Ostküsten-Sommerzeit"] },
+  USP: { l: ["Nordamerikanische Westküsten-Normalzeit", "Nordamerikanische Westküsten-Sommerzeit"] },
+  CET: { l: ["Mitteleuropäische Normalzeit", "Mitteleuropäische Sommerzeit"], s: ["MEZ", "MESZ"] },
+  London: { l: ["Mittlere Greenwich-Zeit", "Britische Sommerzeit"] },
+  Japan: { l: ["Japanische Normalzeit"] }, India: { l: ["Indische Normalzeit"] },
+  AusE: { l: ["Ostaustralische Normalzeit", "Ostaustralische Sommerzeit"] }, Brasilia: { l: ["Brasília-Normalzeit"] },
+};
+const ZONES_FR = {
+  UTC: "temps universel coordonné",
+  USE: { l: ["heure normale de l’Est nord-américain", "heure d’été de l’Est nord-américain"] },
+  USP: { l: ["heure normale du Pacifique nord-américain", "heure d’été du Pacifique nord-américain"] },
+  CET: { l: ["heure normale d’Europe centrale", "heure d’été d’Europe centrale"] },
+  London: { l: ["heure moyenne de Greenwich", "heure d’été britannique"] },
+  Japan: { l: ["heure normale du Japon"] }, India: { l: ["heure de l’Inde"] },
+  AusE: { l: ["heure normale de l’Est de l’Australie", "heure d’été de l’Est de l’Australie"] }, Brasilia: { l: ["heure normale de Brasilia"] },
+};
+const ZONES_ES = {
+  UTC: "tiempo universal coordinado",
+  USE: { l: ["hora estándar oriental", "hora de verano oriental"] },
+  USP: { l: ["hora estándar del Pacífico", "hora de verano del Pacífico"] },
+  CET: { l: ["hora estándar de Europa central", "hora de verano de Europa central"], s: ["CET", "CEST"] },
+  London: { l: ["hora del meridiano de Greenwich", "hora de verano británica"] },
+  Japan: { l: ["hora estándar de Japón"] }, India: { l: ["hora estándar de la India"] },
+  AusE: { l: ["hora estándar de Australia oriental", "hora de verano de Australia oriental"] }, Brasilia: { l: ["hora estándar de Brasilia"] },
+};
+const ZONES_JA = {
+  UTC: "協定世界時",
+  USE: { l: ["アメリカ東部標準時", "アメリカ東部夏時間"] }, USP: { l: ["アメリカ太平洋標準時", "アメリカ太平洋夏時間"] },
+  CET: { l: ["中央ヨーロッパ標準時", "中央ヨーロッパ夏時間"] }, London: { l: ["グリニッジ標準時", "英国夏時間"] },
+  Japan: { l: ["日本標準時"], s: ["JST"] }, India: { l: ["インド標準時"] },
+  AusE: { l: ["オーストラリア東部標準時", "オーストラリア東部夏時間"] }, Brasilia: { l: ["ブラジリア標準時"] },
+};
+const ZONES_IT = {
+  UTC: "Tempo coordinato universale",
+  USE: { l: ["Ora standard orientale USA", "Ora legale orientale USA"] }, USP: { l: ["Ora standard del Pacifico USA", "Ora legale del Pacifico USA"] },
+  CET: { l: ["Ora standard dell’Europa centrale", "Ora legale dell’Europa centrale"], s: ["CET", "CEST"] },
+  London: { l: ["Ora del meridiano di Greenwich", "Ora legale del Regno Unito"] },
+  Japan: { l: ["Ora standard del Giappone"] }, India: { l: ["Ora standard dell’India"] },
+  AusE: { l: ["Ora standard dell’Australia orientale", "Ora legale dell’Australia orientale"] }, Brasilia: { l: ["Ora standard di Brasilia"] },
+};
+const ZONES_PT = {
+  UTC: "Horário Universal Coordenado",
+  USE: { l: ["Horário Padrão do Leste", "Horário de Verão do Leste"] }, USP: { l: ["Horário Padrão do Pacífico", "Horário de Verão do Pacífico"] },
+  CET: { l: ["Horário Padrão da Europa Central", "Horário de Verão da Europa Central"] },
+  London: { l: ["Horário do Meridiano de Greenwich", "Horário de Verão Britânico"] },
+  Japan: { l: ["Horário Padrão do Japão"] }, India: { l: ["Horário Padrão da Índia"] },
+  AusE: { l: ["Horário Padrão da Austrália Oriental", "Horário de Verão da Austrália Oriental"] }, Brasilia: { l: ["Horário Padrão de Brasília"], s: ["BRT"] },
+};
+const ZONES_ZH = {
+  UTC: "协调世界时",
+  USE: { l: ["北美东部标准时间", "北美东部夏令时间"] }, USP: { l: ["北美太平洋标准时间", "北美太平洋夏令时间"] },
+  CET: { l: ["中欧标准时间", "中欧夏令时间"] }, London: { l: ["格林尼治标准时间", "英国夏令时间"] },
+  Japan: { l: ["日本标准时间"] }, India: { l: ["印度时间"] },
+  AusE: { l: ["澳大利亚东部标准时间", "澳大利亚东部夏令时间"] }, Brasilia: { l: ["巴西利亚标准时间"] },
+};
 const LOCALES = {
   en: EN,
   "en-GB": loc(EN, { ...H24(), yMd: "dd/MM/y", date: { full: "EEEE d MMMM y", long: "d MMMM y", medium: "d MMM y", short: "dd/MM/y" }, join: { full: "{1} 'at' {0}", long: "{1} 'at' {0}", medium: "{1}, {0}", short: "{1}, {0}" } }),
   "en-IN": loc(EN, { ampm: ["am", "pm"], yMd: "d/M/y", date: { full: "EEEE, d MMMM, y", long: "d MMMM y", medium: "d MMM y", short: "dd/MM/yy" }, tzNames: false }),
-  de: loc(EN, { ...H24(), months: ["Januar", "Februar", "März", "April", "Mai", "Juni", "Juli", "August", "September", "Oktober", "November", "Dezember"], shortMonths: ["Jan.", "Feb.", "März", "Apr.", "Mai", "Juni", "Juli", "Aug.", "Sept.", "Okt.", "Nov.", "Dez."], weekdays: ["Sonntag", "Montag", "Dienstag", "Mittwoch", "Donnerstag", "Freitag", "Samstag"], yMd: "d.M.y", date: { full: "EEEE, d. MMMM y", long: "d. MMMM y", medium: "dd.MM.y", short: "dd.MM.yy" }, join: { full: "{1} 'um' {0}", long: "{1} 'um' {0}", medium: "{1}, {0}", short: "{1}, {0}" } }),
-  fr: loc(EN, { ...H24(" "), months: ["janvier", "février", "mars", "avril", "mai", "juin", "juillet", "août", "septembre", "octobre", "novembre", "décembre"], shortMonths: ["janv.", "févr.", "mars", "avr.", "mai", "juin", "juil.", "août", "sept.", "oct.", "nov.", "déc."], weekdays: ["dimanche", "lundi", "mardi", "mercredi", "jeudi", "vendredi", "samedi"], yMd: "dd/MM/y", date: { full: "EEEE d MMMM y", long: "d MMMM y", medium: "d MMM y", short: "dd/MM/y" }, join: { full: "{1} 'à' {0}", long: "{1} 'à' {0}", medium: "{1} {0}", short: "{1} {0}" } }),
-  es: loc(EN, { ...H24(", ", "H"), months: ["enero", "febrero", "marzo", "abril", "mayo", "junio", "julio", "agosto", "septiembre", "octubre", "noviembre", "diciembre"], shortMonths: ["ene", "feb", "mar", "abr", "may", "jun", "jul", "ago", "sept", "oct", "nov", "dic"], weekdays: ["domingo", "lunes", "martes", "miércoles", "jueves", "viernes", "sábado"], yMd: "d/M/y", date: { full: "EEEE, d 'de' MMMM 'de' y", long: "d 'de' MMMM 'de' y", medium: "d MMM y", short: "d/M/yy" } }),
-  pt: loc(EN, { ...H24(), months: ["janeiro", "fevereiro", "março", "abril", "maio", "junho", "julho", "agosto", "setembro", "outubro", "novembro", "dezembro"], shortMonths: ["jan.", "fev.", "mar.", "abr.", "mai.", "jun.", "jul.", "ago.", "set.", "out.", "nov.", "dez."], weekdays: ["domingo", "segunda-feira", "terça-feira", "quarta-feira", "quinta-feira", "sexta-feira", "sábado"], yMd: "dd/MM/y", date: { full: "EEEE, d 'de' MMMM 'de' y", long: "d 'de' MMMM 'de' y", medium: "d 'de' MMM 'de' y", short: "dd/MM/y" } }),
-  it: loc(EN, { ...H24(), months: ["gennaio", "febbraio", "marzo", "aprile", "maggio", "giugno", "luglio", "agosto", "settembre", "ottobre", "novembre", "dicembre"], weekdays: ["domenica", "lunedì", "martedì", "mercoledì", "giovedì", "venerdì", "sabato"], yMd: "dd/MM/y", date: { full: "EEEE d MMMM y", long: "d MMMM y", medium: "d MMM y", short: "dd/MM/yy" } }),
+  de: loc(EN, { ...H24(), zones: ZONES_DE, months: ["Januar", "Februar", "März", "April", "Mai", "Juni", "Juli", "August", "September", "Oktober", "November", "Dezember"], shortMonths: ["Jan.", "Feb.", "März", "Apr.", "Mai", "Juni", "Juli", "Aug.", "Sept.", "Okt.", "Nov.", "Dez."], weekdays: ["Sonntag", "Montag", "Dienstag", "Mittwoch", "Donnerstag", "Freitag", "Samstag"], yMd: "d.M.y", date: { full: "EEEE, d. MMMM y", long: "d. MMMM y", medium: "dd.MM.y", short: "dd.MM.yy" }, join: { full: "{1} 'um' {0}", long: "{1} 'um' {0}", medium: "{1}, {0}", short: "{1}, {0}" } }),
+  fr: loc(EN, { ...H24(" "), zones: ZONES_FR, gmt: "UTC", minus: "\u2212", months: ["janvier", "février", "mars", "avril", "mai", "juin", "juillet", "août", "septembre", "octobre", "novembre", "décembre"], shortMonths: ["janv.", "févr.", "mars", "avr.", "mai", "juin", "juil.", "août", "sept.", "oct.", "nov.", "déc."], weekdays: ["dimanche", "lundi", "mardi", "mercredi", "jeudi", "vendredi", "samedi"], yMd: "dd/MM/y", date: { full: "EEEE d MMMM y", long: "d MMMM y", medium: "d MMM y", short: "dd/MM/y" }, join: { full: "{1} 'à' {0}", long: "{1} 'à' {0}", medium: "{1} {0}", short: "{1} {0}" } }),
+  es: loc(EN, { ...H24(", ", "H"), zones: ZONES_ES, months: ["enero", "febrero", "marzo", "abril", "mayo", "junio", "julio", "agosto", "septiembre", "octubre", "noviembre", "diciembre"], shortMonths: ["ene", "feb", "mar", "abr", "may", "jun", "jul", "ago", "sept", "oct", "nov", "dic"], weekdays: ["domingo", "lunes", "martes", "miércoles", "jueves", "viernes", "sábado"], yMd: "d/M/y", date: { full: "EEEE, d 'de' MMMM 'de' y", long: "d 'de' MMMM 'de' y", medium: "d MMM y", short: "d/M/yy" } }),
+  pt: loc(EN, { ...H24(), zones: ZONES_PT, months: ["janeiro", "fevereiro", "março", "abril", "maio", "junho", "julho", "agosto", "setembro", "outubro", "novembro", "dezembro"], shortMonths: ["jan.", "fev.", "mar.", "abr.", "mai.", "jun.", "jul.", "ago.", "set.", "out.", "nov.", "dez."], weekdays: ["domingo", "segunda-feira", "terça-feira", "quarta-feira", "quinta-feira", "sexta-feira", "sábado"], yMd: "dd/MM/y", date: { full: "EEEE, d 'de' MMMM 'de' y", long: "d 'de' MMMM 'de' y", medium: "d 'de' MMM 'de' y", short: "dd/MM/y" } }),
+  it: loc(EN, { ...H24(), zones: ZONES_IT, months: ["gennaio", "febbraio", "marzo", "aprile", "maggio", "giugno", "luglio", "agosto", "settembre", "ottobre", "novembre", "dicembre"], weekdays: ["domenica", "lunedì", "martedì", "mercoledì", "giovedì", "venerdì", "sabato"], yMd: "dd/MM/y", date: { full: "EEEE d MMMM y", long: "d MMMM y", medium: "d MMM y", short: "dd/MM/yy" } }),
   nl: loc(EN, { ...H24(), months: ["januari", "februari", "maart", "april", "mei", "juni", "juli", "augustus", "september", "oktober", "november", "december"], shortMonths: ["jan", "feb", "mrt", "apr", "mei", "jun", "jul", "aug", "sep", "okt", "nov", "dec"], weekdays: ["zondag", "maandag", "dinsdag", "woensdag", "donderdag", "vrijdag", "zaterdag"], yMd: "d-M-y", date: { full: "EEEE d MMMM y", long: "d MMMM y", medium: "d MMM y", short: "dd-MM-y" }, join: { full: "{1} 'om' {0}", long: "{1} 'om' {0}", medium: "{1}, {0}", short: "{1}, {0}" } }),
-  ja: loc(EN, { ...H24(" ", "H"), months: EN.months.map((_, i) => `${i + 1}月`), shortMonths: EN.months.map((_, i) => `${i + 1}月`), weekdays: ["日曜日", "月曜日", "火曜日", "水曜日", "木曜日", "金曜日", "土曜日"], shortWeekdays: ["日", "月", "火", "水", "木", "金", "土"], ampm: ["午前", "午後"], yMd: "y/M/d", date: { full: "y年M月d日EEEE", long: "y年M月d日", medium: "y/MM/dd", short: "y/MM/dd" } }),
-  zh: loc(EN, { ...H24(" "), months: EN.months.map((_, i) => `${i + 1}月`), shortMonths: EN.months.map((_, i) => `${i + 1}月`), weekdays: ["星期日", "星期一", "星期二", "星期三", "星期四", "星期五", "星期六"], shortWeekdays: ["周日", "周一", "周二", "周三", "周四", "周五", "周六"], ampm: ["上午", "下午"], yMd: "y/M/d", date: { full: "y年M月d日EEEE", long: "y年M月d日", medium: "y年M月d日", short: "y/M/d" } }),
+  ja: loc(EN, { ...H24(" ", "H"), zones: ZONES_JA, months: EN.months.map((_, i) => `${i + 1}月`), shortMonths: EN.months.map((_, i) => `${i + 1}月`), weekdays: ["日曜日", "月曜日", "火曜日", "水曜日", "木曜日", "金曜日", "土曜日"], shortWeekdays: ["日", "月", "火", "水", "木", "金", "土"], ampm: ["午前", "午後"], yMd: "y/M/d", date: { full: "y年M月d日EEEE", long: "y年M月d日", medium: "y/MM/dd", short: "y/MM/dd" } }),
+  zh: loc(EN, { ...H24(" "), zones: ZONES_ZH, months: EN.months.map((_, i) => `${i + 1}月`), shortMonths: EN.months.map((_, i) => `${i + 1}月`), weekdays: ["星期日", "星期一", "星期二", "星期三", "星期四", "星期五", "星期六"], shortWeekdays: ["周日", "周一", "周二", "周三", "周四", "周五", "周六"], ampm: ["上午", "下午"], yMd: "y/M/d", date: { full: "y年M月d日EEEE", long: "y年M月d日", medium: "y年M月d日", short: "y/M/d" } }),
 };
 
 // canonicalLocale validates a BCP 47 tag and returns it in canonical case.
@@ -88,22 +149,38 @@ const LONG_NAMES = {
   "Pacific/Auckland": ["New Zealand Standard Time", "New Zealand Daylight Time"], "Europe/Moscow": ["Moscow Standard Time"],
 };
 const CET_ABBR = { CET: "CET", CEST: "CET", EET: "EET", EEST: "EET", WET: "WET", WEST: "WET" };
-const offsetName = (off, long) => {
-  if (off === 0) return "GMT";
-  const sign = off < 0 ? "-" : "+";
+// offsetName is the localized GMT format: "GMT+1", "GMT-5:30" (long:
+// "GMT+01:00"); French writes UTC and a true minus sign.
+const offsetName = (off, long, data) => {
+  const gmt = data.gmt ?? "GMT";
+  if (off === 0) return gmt;
+  const sign = off < 0 ? (data.minus ?? "-") : "+";
   const a = Math.abs(off) / 60;
   const h = Math.floor(a / 60), m = a % 60;
-  if (long) return `GMT${sign}${String(h).padStart(2, "0")}:${String(m).padStart(2, "0")}`;
-  return `GMT${sign}${h}${m ? ":" + String(m).padStart(2, "0") : ""}`;
+  if (long) return `${gmt}${sign}${String(h).padStart(2, "0")}:${String(m).padStart(2, "0")}`;
+  return `${gmt}${sign}${h}${m ? ":" + String(m).padStart(2, "0") : ""}`;
 };
 const isUSZone = (z) => /^(America|US|Pacific\/Honolulu)/.test(z);
+// metaZone names the CLDR metazone a zone is in, for the zones the
+// non-English name tables (ZONES_*) cover.
+const META = { "Europe/London": "London", "Asia/Tokyo": "Japan", "Asia/Kolkata": "India", "Asia/Calcutta": "India", "Australia/Sydney": "AusE", "Australia/Melbourne": "AusE", "Australia/Brisbane": "AusE", "America/Sao_Paulo": "Brasilia" };
+const metaZone = (zone, abbr) => {
+  if (isUSZone(zone) && (abbr === "EST" || abbr === "EDT")) return "USE";
+  if (isUSZone(zone) && (abbr === "PST" || abbr === "PDT")) return "USP";
+  if (CET_ABBR[abbr] === "CET") return "CET";
+  return META[zone];
+};
 const zoneName = (style, zone, p, data) => {
   const [, , , , , , , off, dst, abbr] = p;
-  if (style === "shortOffset") return offsetName(off, false);
-  if (style === "longOffset") return offsetName(off, true);
+  if (style === "shortOffset") return offsetName(off, false, data);
+  if (style === "longOffset") return offsetName(off, true, data);
   const long = style === "long" || style === "longGeneric";
-  if (zone === "UTC") return long ? "Coordinated Universal Time" : "UTC";
-  if (zone.startsWith("+") || zone.startsWith("-")) return offsetName(off, long);
+  if (zone === "UTC") return long ? (data.zones?.UTC ?? "Coordinated Universal Time") : "UTC";
+  if (zone.startsWith("+") || zone.startsWith("-")) return offsetName(off, long, data);
+  if (data.zones) {
+    const names = data.zones[metaZone(zone, abbr)]?.[long ? "l" : "s"];
+    if (names) return names[dst && names[1] ? 1 : 0];
+  }
   if (data.tzNames) {
     if (isUSZone(zone) && US_ZONES[abbr]) return long ? US_ZONES[abbr] : abbr;
     if (long) {
@@ -111,7 +188,7 @@ const zoneName = (style, zone, p, data) => {
       if (names) return names[dst && names[1] ? 1 : 0];
     }
   }
-  return offsetName(off, long);
+  return offsetName(off, long, data);
 };
 const offsetZone = (tz) => {
   const m = /^([+-])(\d{2}):?(\d{2})$/.exec(tz);

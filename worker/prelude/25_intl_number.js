@@ -14,7 +14,7 @@ const SYMBOLS = {
   fr: { decimal: ",", group: "\u202f", cur: "#¤", curSep: "\u00a0", pct: "#\u202f%" },
   "fr-CH": { decimal: ",", group: "\u202f", cur: "#¤", curSep: "\u00a0" },
   es: { decimal: ",", group: ".", minGroup: 2, cur: "#¤", curSep: "\u00a0", pct: "#\u00a0%" },
-  it: { decimal: ",", group: ".", cur: "#¤", curSep: "\u00a0" },
+  it: { decimal: ",", group: ".", minGroup: 2, cur: "#¤", curSep: "\u00a0" },
   pt: { decimal: ",", group: ".", cur: "¤#", curSep: "\u00a0" },
   "pt-PT": { group: "\u00a0", cur: "#¤" },
   nl: { decimal: ",", group: ".", cur: "¤#", curSep: "\u00a0" },
@@ -170,7 +170,76 @@ function resolveNF(locales, options) {
   return { locale, s: symbolsFor(locale), style, currency, currencyDisplay, currencySign, unit, unitDisplay, notation, compactDisplay, r, useGrouping, signDisplay };
 }
 
-const COMPACT = { short: ["K", "M", "B", "T"], long: [" thousand", " million", " billion", " trillion"] };
+// CLDR's compact decimal patterns from 10^3 to 10^14 (recorded against
+// workerd in intl-locales), per language and display: each entry is null
+// (the number is not shortened) or patterns by plural category ("1": the
+// exact value one). A pattern's run of zeros stands for the number and its
+// length sets the divisor ("00 mil M" at 10^10 divides by 10^9).
+const tri = (p) => [1, 2, 3].map((n) => (typeof p === "string" ? { other: p.replace("0", "0".repeat(n)) } : Object.fromEntries(Object.entries(p).map(([k, v]) => [k, v.replace("0", "0".repeat(n))]))));
+const NB = "\u00a0";
+const myriads = (units) => [null, ...units.flatMap((u) => ["0", "00", "000", "0000"].map((z) => ({ other: z + u })))].slice(0, 12);
+const JA_COMPACT = myriads(["万", "億", "兆"]);
+const ZH_COMPACT = myriads(["万", "亿", "万亿"]);
+const COMPACT = {
+  en: {
+    short: [...tri("0K"), ...tri("0M"), ...tri("0B"), ...tri("0T")],
+    long: [...tri("0 thousand"), ...tri("0 million"), ...tri("0 billion"), ...tri("0 trillion")],
+  },
+  de: {
+    short: [null, null, null, ...tri(`0${NB}Mio.`), ...tri(`0${NB}Mrd.`), ...tri(`0${NB}Bio.`)],
+    long: [...tri("0 Tausend"), ...tri({ one: "0 Million", other: "0 Millionen" }), ...tri({ one: "0 Milliarde", other: "0 Milliarden" }), ...tri({ one: "0 Billion", other: "0 Billionen" })],
+  },
+  fr: {
+    short: [...tri(`0${NB}k`), ...tri(`0${NB}M`), ...tri(`0${NB}Md`), ...tri(`0${NB}Bn`)],
+    long: [
+      ...tri({ 1: "mille", one: "0 millier", other: "0 mille" }), ...tri({ one: "0 million", other: "0 millions" }),
+      ...tri({ one: "0 milliard", other: "0 milliards" }), ...tri({ one: "0 billion", other: "0 billions" }),
+    ],
+  },
+  es: {
+    short: [...tri(`0${NB}mil`), ...tri(`0${NB}M`), { other: `0000${NB}M` }, { other: `00${NB}mil${NB}M` }, { other: `000${NB}mil${NB}M` }, ...tri(`0${NB}B`)],
+    long: [...tri("0 mil"), ...tri({ one: "0 millón", other: "0 millones" }), ...tri("0 mil millones"), ...tri({ one: "0 billón", other: "0 billones" })],
+  },
+  ja: { short: JA_COMPACT, long: JA_COMPACT },
+  zh: { short: ZH_COMPACT, long: ZH_COMPACT },
+  it: {
+    short: [null, null, null, ...tri(`0${NB}Mln`), ...tri(`0${NB}Mld`), ...tri(`0${NB}Bln`)],
+    long: [...tri({ 1: "mille", other: "0 mila" }), ...tri({ one: "0 milione", other: "0 milioni" }), ...tri({ one: "0 miliardo", other: "0 miliardi" }), ...tri({ one: "0 mille miliardi", other: "0 mila miliardi" })],
+  },
+  pt: {
+    short: [...tri(`0${NB}mil`), ...tri(`0${NB}mi`), ...tri(`0${NB}bi`), ...tri(`0${NB}tri`)],
+    long: [...tri("0 mil"), ...tri({ one: "0 milhão", other: "0 milhões" }), ...tri({ one: "0 bilhão", other: "0 bilhões" }), ...tri({ one: "0 trilhão", other: "0 trilhões" })],
+  },
+};
+// compactOf picks the pattern for the (positive) decimal d and rounds d
+// to it: {d, pattern} with d scaled, or pattern null when d stays whole.
+// A value that rounds up into the next magnitude (999,999 → 1M) takes that
+// magnitude's pattern.
+const compactOf = (f, d, roundIt) => {
+  const table = (COMPACT[f.locale.split("-")[0]] ?? COMPACT.en)[f.compactDisplay];
+  let mag = d.digits === "" ? 0 : d.point - 1;
+  for (let pass = 0; ; pass++) {
+    const entry = mag >= 3 ? table[Math.min(mag, 14) - 3] : null;
+    const zeros = entry ? /0+/.exec(entry.other)?.[0].length ?? 1 : 0;
+    const shift = entry ? Math.min(mag, 14) - zeros + 1 : 0;
+    const sd = roundIt({ digits: d.digits, point: d.point - shift });
+    if (pass === 0 && sd.digits !== "" && sd.point + shift - 1 > mag) {
+      mag = sd.point + shift - 1;
+      continue;
+    }
+    return { d: sd, entry };
+  }
+};
+// affixParts splits a compact pattern's text beside the number into
+// literal spaces and the compact word.
+const affixParts = (text) => {
+  const m = /^(\s*)(.*?)(\s*)$/su.exec(text);
+  const out = [];
+  if (m[1]) out.push({ type: "literal", value: m[1] });
+  if (m[2]) out.push({ type: "compact", value: m[2] });
+  if (m[3]) out.push({ type: "literal", value: m[3] });
+  return out;
+};
 
 // number formats x into parts (without sign and affixes), returning
 // [parts, isZero, pluralOperands].
@@ -180,7 +249,7 @@ function numberParts(f, x) {
   if (x === Infinity || x === -Infinity) return [[{ type: "infinity", value: "∞" }], false, "∞"];
   let d = decimalOf(x);
   if (f.style === "percent") d = d.digits === "" ? d : { digits: d.digits, point: d.point + 2 };
-  let exponent = 0, suffix = "";
+  let exponent = 0, compact = null;
   if (f.notation === "scientific" || f.notation === "engineering") {
     if (d.digits !== "") {
       exponent = d.point - 1;
@@ -191,15 +260,10 @@ function numberParts(f, x) {
       if (d.point - 1 > (f.notation === "engineering" ? 2 : 0)) { exponent += f.notation === "engineering" ? 3 : 1; d = { digits: d.digits, point: d.point - (f.notation === "engineering" ? 3 : 1) }; }
     }
   } else if (f.notation === "compact") {
-    let mag = 0;
-    const scale = (dd) => { const m = Math.min(4, Math.floor((dd.point - 1) / 3)); return m > 0 ? m : 0; };
-    mag = d.digits === "" ? 0 : scale(d);
-    const scaled = () => ({ digits: d.digits, point: d.point - mag * 3 });
     const compactRound = (dd) => (f.r.compactRounding ? (dd.point >= 2 ? roundAt(dd, dd.point) : roundAt(dd, 2)) : round(dd, f.r));
-    let sd = compactRound(scaled());
-    if (mag < 4 && sd.point > 3) { mag++; sd = compactRound(scaled()); }
-    d = sd;
-    if (mag > 0) suffix = COMPACT[f.compactDisplay][mag - 1];
+    const c = compactOf(f, d, compactRound);
+    d = c.d;
+    compact = c.entry;
   }
   if (f.notation !== "scientific" && f.notation !== "engineering" && f.notation !== "compact") d = round(d, f.r);
   const { int, frac } = render(d, f.r.compactRounding ? { ...f.r, minFrac: 0 } : f.r);
@@ -215,8 +279,15 @@ function numberParts(f, x) {
     if (exponent < 0) parts.push({ type: "exponentMinusSign", value: "-" });
     parts.push({ type: "exponentInteger", value: String(Math.abs(exponent)) });
   }
-  if (suffix) parts.push({ type: "compact", value: suffix.trim() }, ...(suffix[0] === " " ? [] : []));
-  if (suffix && suffix[0] === " ") parts.splice(parts.length - 1, 0, { type: "literal", value: " " });
+  if (compact) {
+    const one = int.replace(/^0+/, "") === "1" && !frac;
+    const [i, v, w, fv, t] = [Number(int || 0), frac.length, frac.replace(/0+$/, "").length, Number(frac || 0), Number(frac.replace(/0+$/, "") || 0)];
+    const pattern = (one && compact[1]) || compact[native.plural(f.locale, false, i, v, w, fv, t)] || compact.other;
+    const z = /0+/.exec(pattern);
+    if (!z) return [affixParts(pattern), false, { int, frac }];
+    parts.unshift(...affixParts(pattern.slice(0, z.index)));
+    parts.push(...affixParts(pattern.slice(z.index + z[0].length)));
+  }
   return [parts, d.digits === "", { int, frac }];
 }
 

@@ -352,11 +352,26 @@ function generateKey(algorithm, extractable, usages) {
 
 // ---- sign / verify --------------------------------------------------------
 
+// signOrVerify checks its arguments in workerd's order and with its
+// messages (recorded in webcrypto-hmac-forms): the algorithm, the key's
+// type, the signature's and data's types, then the key's algorithm and
+// usages.
+const paramBytes = (v, op, index) => {
+  const u = internal.toU8(v);
+  if (u === null) throw new TypeError(`Failed to execute '${op}' on 'SubtleCrypto': parameter ${index} is not of type 'Array'.`);
+  return u;
+};
 function signOrVerify(verify, algorithm, key, signature, data) {
+  const op = verify ? "verify" : "sign";
+  if (algorithm === null || algorithm === undefined) {
+    throw new TypeError("Cannot initialize N7workerd3api12SubtleCrypto13SignAlgorithmE with required members from an undefined or null value.");
+  }
   const a = normalize(algorithm);
-  const k = useKey(key, a.raw, verify ? "verify" : "sign");
+  if (!(key instanceof CryptoKey)) throw new TypeError(`Failed to execute '${op}' on 'SubtleCrypto': parameter 2 is not of type 'CryptoKey'.`);
+  if (verify) signature = paramBytes(signature, op, 3);
+  const bytes = paramBytes(data, op, verify ? 4 : 3);
+  const k = useKey(key, a.raw, op);
   const name = k.algorithm.name;
-  const bytes = bufferArg(data, "data");
   if (name === "HMAC") {
     if (!k.mac) k.mac = native.keyedHmac(k.algorithm.hash.name, k.raw);
     const mac = native.macSum(k.mac, bytes);
@@ -527,6 +542,21 @@ Object.defineProperty(DigestStream.prototype, Symbol.toStringTag, { value: "Dige
 
 // ---- the objects ----------------------------------------------------------------
 
+// hmacSlot is sign's and verify's fast path for HMAC, the call a JWT or
+// webhook check makes per request: the slot of an HMAC key that allows
+// usage, when the algorithm is "HMAC" (or { name: "HMAC" }); undefined
+// otherwise, and then signOrVerify checks everything and throws what
+// workerd throws. Its native half refuses anything but a Uint8Array or an
+// ArrayBuffer, so the answer is the same either way.
+const hmacSlot = (algorithm, key, usage) => {
+  if (typeof key !== "object" || key === null) return undefined;
+  const k = key[kKey];
+  if (k === undefined || k.algorithm.name !== "HMAC") return undefined;
+  if (algorithm !== "HMAC" && (typeof algorithm !== "object" || algorithm === null || algorithm.name !== "HMAC")) return undefined;
+  if (usage === "sign" ? !(k.canSign ??= k.usages.includes("sign")) : !(k.canVerify ??= k.usages.includes("verify"))) return undefined;
+  k.mac ??= native.keyedHmac(k.algorithm.hash.name, k.raw);
+  return k;
+};
 // Every operation is asynchronous: a synchronous throw becomes a
 // rejection. (Each method is written out with its own parameters, as
 // workerd declares them: no rest array and apply per call.)
@@ -550,10 +580,20 @@ const subtleMethods = {
     try { return Promise.resolve(generateKey(algorithm, extractable, usages)); } catch (e) { return Promise.reject(e); }
   },
   sign(algorithm, key, data) {
+    const k = hmacSlot(algorithm, key, "sign");
+    if (k !== undefined) {
+      const mac = native.macSign(k.mac, data);
+      if (mac !== null) return Promise.resolve(mac);
+    }
     try { return Promise.resolve(signOrVerify(false, algorithm, key, undefined, data)); } catch (e) { return Promise.reject(e); }
   },
   verify(algorithm, key, signature, data) {
-    try { return Promise.resolve(signOrVerify(true, algorithm, key, bufferArg(signature, "signature"), data)); } catch (e) { return Promise.reject(e); }
+    const k = hmacSlot(algorithm, key, "verify");
+    if (k !== undefined) {
+      const ok = native.macVerify(k.mac, signature, data);
+      if (ok !== null) return Promise.resolve(ok);
+    }
+    try { return Promise.resolve(signOrVerify(true, algorithm, key, signature, data)); } catch (e) { return Promise.reject(e); }
   },
   encrypt(algorithm, key, data) {
     try { return Promise.resolve(cipher(true, algorithm, key, data, "encrypt")); } catch (e) { return Promise.reject(e); }
