@@ -326,6 +326,18 @@ function rpcMethod(instance, method) {
   throw new TypeError(`The RPC receiver does not implement the method "${method}".`);
 }
 
+// importArgs is internal.importArgs (95_stubs.js), which turns the
+// callback references among the arguments into stubs. Arguments with no
+// object among them hold none, and a Durable Object that only ever gets
+// such calls never loads the stubs file.
+function importArgs(a) {
+  for (let i = 0; i < a.length; i++) {
+    const v = a[i];
+    if (v !== null && typeof v === "object") return internal.importArgs(a);
+  }
+  return a;
+}
+
 // objectCall runs an RPC method on its arguments (in the wire format) and
 // returns what it returned (Go waits for a promise and serializes the
 // value), or throws.
@@ -337,7 +349,7 @@ function rpcMethod(instance, method) {
 // Go passes an object or function result (once a promise of it settled)
 // through internal.exportValue before serializing it.
 internal.objectCall = (instance, method, args) => {
-  const a = internal.importArgs(native.deserialize(args));
+  const a = importArgs(native.deserialize(args));
   if (method.charCodeAt(0) === 0) return specialCall(instance, method, a);
   return rpcMethod(instance, method).apply(instance, a);
 };
