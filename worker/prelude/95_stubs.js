@@ -76,21 +76,27 @@ function member(call, get) {
 // through one shared Proxy prototype.
 // The names await and Promise methods read (then, constructor, ...) are
 // own properties of pipelineProto, so they are found without the Proxy
-// trap below it.
+// trap below it. It is made on the first call through a stub: an isolate
+// that never makes one (most Durable Objects) does not pay for the Proxy
+// and Reflect built-ins it needs.
 const promiseProto = Promise.prototype;
-const pipelineProto = Object.create(new Proxy(promiseProto, {
-  get(t, prop, receiver) {
-    if (typeof prop === "symbol" || prop in t) return Reflect.get(t, prop, receiver);
-    const p = receiver;
-    return member((args) => pipelined(promiseProto.then.call(p, (v) => v[prop](...args))),
-      () => promiseProto.then.call(p, (v) => v[prop]));
-  },
-}));
-for (const k of Reflect.ownKeys(promiseProto)) {
-  Object.defineProperty(pipelineProto, k, Object.getOwnPropertyDescriptor(promiseProto, k));
+let pipelineProto = null;
+function makePipelineProto() {
+  const proto = Object.create(new Proxy(promiseProto, {
+    get(t, prop, receiver) {
+      if (typeof prop === "symbol" || prop in t) return Reflect.get(t, prop, receiver);
+      const p = receiver;
+      return member((args) => pipelined(promiseProto.then.call(p, (v) => v[prop](...args))),
+        () => promiseProto.then.call(p, (v) => v[prop]));
+    },
+  }));
+  for (const k of Reflect.ownKeys(promiseProto)) {
+    Object.defineProperty(proto, k, Object.getOwnPropertyDescriptor(promiseProto, k));
+  }
+  return proto;
 }
 function pipelined(p) {
-  Object.setPrototypeOf(p, pipelineProto);
+  Object.setPrototypeOf(p, pipelineProto ?? (pipelineProto = makePipelineProto()));
   return p;
 }
 
