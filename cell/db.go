@@ -80,7 +80,10 @@ type DB struct {
 	// cell's goroutine, outside any transaction: the replicator uses it to
 	// checkpoint a WAL whose frames are all in the bucket.
 	beforeCall func()
-	inHook     bool
+	// beforeClose, when set, runs in Close before the connection closes:
+	// a replicator still uploading stops reading through its descriptors.
+	beforeClose func()
+	inHook      bool
 
 	txDepth  int  // open Transaction calls
 	kvExists bool // the _cf_KV table exists
@@ -144,6 +147,14 @@ func (db *DB) setup() error {
 		}
 	}
 
+	// One connection per file, ever: in exclusive locking mode SQLite
+	// takes the file's lock once and keeps it, and the WAL index lives in
+	// the connection's memory instead of a -shm file, so a cell holds two
+	// descriptors (database and WAL), not three, and a transaction makes
+	// no locking system calls. It must be set before the first read.
+	if err := c.exec("PRAGMA locking_mode=EXCLUSIVE"); err != nil {
+		return fmt.Errorf("set locking mode: %w", err)
+	}
 	mode, err := c.queryText("PRAGMA journal_mode=WAL")
 	if err != nil {
 		return fmt.Errorf("set journal mode: %w", err)
@@ -168,6 +179,10 @@ func (db *DB) Path() string { return db.path }
 func (db *DB) Close() error {
 	if db.c == nil {
 		return nil
+	}
+	if db.beforeClose != nil {
+		db.beforeClose()
+		db.beforeClose = nil
 	}
 	db.closeStatements()
 	unregister(db.c.handle)

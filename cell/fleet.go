@@ -126,7 +126,10 @@ func (r *Replicator) runFleet() {
 			}
 		}
 		proven := false
-		if data, err := encodeBatch(b, r.state.pageSize, r.wal, r.dbf); err != nil {
+		r.filesMu.RLock()
+		data, err := encodeBatch(b, r.state.pageSize, r.wal, r.dbf)
+		r.filesMu.RUnlock()
+		if err != nil {
 			r.fail(fmt.Errorf("encode ltx %d-%d: %w", b.min, b.max, err))
 		} else if len(data) <= FleetMaxSegment {
 			proven = r.cfg.Fleet.Append(r.ctx, Segment{Cell: r.cfg.Cell, Epoch: r.cfg.Epoch, Min: b.min, Max: b.max, After: after, Data: data})

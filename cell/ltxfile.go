@@ -32,7 +32,7 @@ func LTXKey(cell string, epoch, minTXID, maxTXID uint64) string {
 // checked against the checksum taken at capture, and a full batch against
 // the database checksum, so a WAL or file that changed under the
 // replicator is an error, not a bad upload.
-func encodeBatch(b *batch, pageSize uint32, wal *walFollower, dbf *os.File) ([]byte, error) {
+func encodeBatch(b *batch, pageSize uint32, wal *walFollower, dbf cellFile) ([]byte, error) {
 	var buf bytes.Buffer
 	if err := encodeBatchTo(&buf, b, pageSize, wal, dbf); err != nil {
 		return nil, err
@@ -41,7 +41,7 @@ func encodeBatch(b *batch, pageSize uint32, wal *walFollower, dbf *os.File) ([]b
 }
 
 // encodeBatchTo is encodeBatch writing to w.
-func encodeBatchTo(w io.Writer, b *batch, pageSize uint32, wal *walFollower, dbf *os.File) error {
+func encodeBatchTo(w io.Writer, b *batch, pageSize uint32, wal *walFollower, dbf cellFile) error {
 	pe, err := getEncoder(w)
 	if err != nil {
 		return err

@@ -120,7 +120,12 @@ type Replicator struct {
 	db  *DB
 	cfg ReplicatorConfig
 	log *slog.Logger
-	dbf *os.File // the database file, for pages not in the WAL
+	dbf cellFile // the database file, for pages not in the WAL (files.go)
+	// filesMu is held (read) by uploads while they read dbf and the WAL,
+	// and (write) while those are swapped for the replicator's own
+	// (ownFiles), so no read goes through a descriptor the connection
+	// closed.
+	filesMu sync.RWMutex
 
 	// The cell's goroutine only.
 	wal       *walFollower
@@ -218,7 +223,7 @@ func NewReplicator(db *DB, cfg ReplicatorConfig) (*Replicator, error) {
 	if err != nil {
 		return nil, fmt.Errorf("start replicator: checkpoint: %w", err)
 	}
-	dbf, err := os.Open(db.path)
+	dbf, walf, err := db.c.cellFiles(db.path)
 	if err != nil {
 		return nil, fmt.Errorf("start replicator: %w", err)
 	}
@@ -232,7 +237,7 @@ func NewReplicator(db *DB, cfg ReplicatorConfig) (*Replicator, error) {
 		cfg:      cfg,
 		log:      cfg.Logger.With("cell", cfg.Cell, "epoch", cfg.Epoch),
 		dbf:      dbf,
-		wal:      newWALFollower(db.path+"-wal", uint32(ps)),
+		wal:      newWALFollower(db.path+"-wal", uint32(ps), walf),
 		state:    newDBState(uint32(ps)),
 		walIndex: map[uint32]pageRef{},
 		durable:  cfg.From.TXID,
@@ -278,6 +283,7 @@ func NewReplicator(db *DB, cfg ReplicatorConfig) (*Replicator, error) {
 	}
 	db.afterCommit = r.afterCommit
 	db.beforeCall = r.maybeCheckpoint
+	db.beforeClose = r.ownFiles
 	return r, nil
 }
 
@@ -286,10 +292,10 @@ func NewReplicator(db *DB, cfg ReplicatorConfig) (*Replicator, error) {
 // commit since), only opening the file can have changed it, and that
 // rewrites the header (journal mode) at most. It spares reading the whole
 // file again to checksum every page.
-func sameHeader(f *os.File, st *dbState) bool {
-	fi, err := f.Stat()
+func sameHeader(f cellFile, st *dbState) bool {
+	size, err := f.Size()
 	ps := int64(st.pageSize)
-	if err != nil || st.pages() == 0 || fi.Size() != int64(st.pages())*ps {
+	if err != nil || st.pages() == 0 || size != int64(st.pages())*ps {
 		return false
 	}
 	page := make([]byte, ps)
@@ -297,6 +303,29 @@ func sameHeader(f *os.File, st *dbState) bool {
 		return false
 	}
 	return ltx.ChecksumPage(1, page) == st.sums[0]
+}
+
+// ownFiles runs when the database closes before the replicator: uploads
+// still to come read the files through descriptors of their own. A file
+// that cannot be opened fails replication (nothing captured can be
+// encoded any more).
+func (r *Replicator) ownFiles() {
+	r.filesMu.Lock()
+	defer r.filesMu.Unlock()
+	dbf, err := os.Open(r.db.path)
+	if err != nil {
+		r.fail(fmt.Errorf("reopen database file: %w", err))
+		return
+	}
+	walf, err := os.Open(r.wal.path)
+	if err != nil {
+		dbf.Close()
+		r.fail(fmt.Errorf("reopen wal: %w", err))
+		return
+	}
+	r.dbf.Close()
+	r.wal.close()
+	r.dbf, r.wal.f = osFile{dbf}, osFile{walf}
 }
 
 func (r *Replicator) release() {
@@ -465,6 +494,7 @@ func (r *Replicator) Close(ctx context.Context) error {
 	r.closing = true
 	r.db.afterCommit = nil
 	r.db.beforeCall = nil
+	r.db.beforeClose = nil
 	if r.db.c != nil {
 		defer r.db.c.dbConfig(sqlite3.SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 0)
 	}

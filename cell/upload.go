@@ -244,7 +244,9 @@ func (r *Replicator) fail(err error) {
 // state is not what was captured); an upload is retried until it succeeds
 // or the replicator closes.
 func (r *Replicator) ship(b *batch) error {
+	r.filesMu.RLock()
 	put, size, cleanup, err := r.encode(b)
+	r.filesMu.RUnlock()
 	if err != nil {
 		err = fmt.Errorf("encode ltx %d-%d: %w", b.min, b.max, err)
 		r.fail(err)

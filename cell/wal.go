@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"hash"
 	"io"
-	"os"
 	"sync"
 
 	"github.com/superfly/ltx"
@@ -92,7 +91,7 @@ type pageRef struct {
 type walFollower struct {
 	path     string
 	pageSize uint32
-	f        *os.File
+	f        cellFile // SQLite's WAL (files.go); set by the replicator
 	hdr      walHeader
 	known    bool   // hdr describes the WAL that off points into
 	off      int64  // offset just past the last consumed commit frame
@@ -127,9 +126,10 @@ func getFrameBuffer(size int) *[]byte {
 	return &b
 }
 
-func newWALFollower(path string, pageSize uint32) *walFollower {
+func newWALFollower(path string, pageSize uint32, f cellFile) *walFollower {
 	return &walFollower{
 		path:      path,
+		f:         f,
 		pageSize:  pageSize,
 		restartOK: true,
 		hash:      ltx.NewHasher(),
@@ -160,9 +160,7 @@ func (w *walFollower) readPage(off int64, buf []byte) error {
 // restartOK is set.
 func (w *walFollower) read(mxFrame int64, onTxn func(frames []walFrame, commit uint32)) (err error) {
 	if w.f == nil {
-		if w.f, err = os.Open(w.path); err != nil {
-			return fmt.Errorf("open wal: %w", err)
-		}
+		return fmt.Errorf("read wal %s: not open", w.path)
 	}
 	var hb [walHeaderSize]byte
 	if _, err := w.f.ReadAt(hb[:], 0); err != nil {
@@ -268,20 +266,20 @@ func (s *dbState) resize(pages uint32) {
 
 // load computes the state of a database file holding every committed page
 // (the WAL checkpointed and empty).
-func (s *dbState) load(f *os.File) error {
-	st, err := f.Stat()
+func (s *dbState) load(f cellFile) error {
+	size, err := f.Size()
 	if err != nil {
 		return err
 	}
 	ps := int64(s.pageSize)
-	if st.Size()%ps != 0 {
-		return fmt.Errorf("database file is %d bytes, not a multiple of the page size %d", st.Size(), ps)
+	if size%ps != 0 {
+		return fmt.Errorf("database file is %d bytes, not a multiple of the page size %d", size, ps)
 	}
 	s.sums, s.acc = s.sums[:0], 0
-	br := bufio.NewReaderSize(io.NewSectionReader(f, 0, st.Size()), 256<<10)
+	br := bufio.NewReaderSize(io.NewSectionReader(f, 0, size), 256<<10)
 	h := ltx.NewHasher()
 	page := make([]byte, ps)
-	for pgno := uint32(1); int64(pgno) <= st.Size()/ps; pgno++ {
+	for pgno := uint32(1); int64(pgno) <= size/ps; pgno++ {
 		if _, err := io.ReadFull(br, page); err != nil {
 			return fmt.Errorf("read page %d: %w", pgno, err)
 		}
