@@ -25,7 +25,18 @@ type authState struct {
 	untrusted bool
 	denied    bool      // a transaction statement was refused
 	facts     stmtFacts // of the statement being prepared
+	// What application SQL left in the connection rather than the file
+	// (a parked connection must come back with it, see pool.go): pinned
+	// when it cannot be carried over (temp objects, case_sensitive_like,
+	// which cannot be read back), pragmas when a setting Park saves and
+	// restores was changed.
+	pinned  bool
+	pragmas bool
 }
+
+// connPragmas are the allowed settings that live in the connection and
+// can be read back: Park carries them over to the reopened connection.
+var connPragmas = []string{"foreign_keys", "ignore_check_constraints", "recursive_triggers", "reverse_unordered_selects"}
 
 // stmtFacts are what the authorizer saw of one application statement.
 type stmtFacts struct {
@@ -90,6 +101,9 @@ func (a *authState) decide(action int32, p1, p2, dbName, trigger string) int32 {
 	if trigger == "" {
 		a.note(action, p1, p2)
 	}
+	if dbName == "temp" || tempAction(action) {
+		a.pinned = true
+	}
 	allow := func(b bool) int32 {
 		if b {
 			return ok
@@ -121,6 +135,13 @@ func (a *authState) decide(action int32, p1, p2, dbName, trigger string) int32 {
 		name := strings.ToLower(p1)
 		if name == "table_info" || name == "table_xinfo" {
 			return allow(p2 != "" && allowedName(p2))
+		}
+		if p2 != "" && allowedPragmas[name] {
+			if name == "case_sensitive_like" {
+				a.pinned = true
+			} else if slices.Contains(connPragmas, name) {
+				a.pragmas = true
+			}
 		}
 		return allow(allowedPragmas[name])
 	default: // ATTACH, DETACH and anything new
@@ -158,4 +179,14 @@ func (a *authState) note(action int32, p1, p2 string) {
 			f.updateCols = append(f.updateCols, p2)
 		}
 	}
+}
+
+// tempAction reports an action creating an object in the temp database.
+func tempAction(action int32) bool {
+	switch action {
+	case sqlite3.SQLITE_CREATE_TEMP_TABLE, sqlite3.SQLITE_CREATE_TEMP_VIEW,
+		sqlite3.SQLITE_CREATE_TEMP_INDEX, sqlite3.SQLITE_CREATE_TEMP_TRIGGER:
+		return true
+	}
+	return false
 }

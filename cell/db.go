@@ -85,6 +85,20 @@ type DB struct {
 	beforeClose func()
 	inHook      bool
 
+	// The descriptor budget (pool.go). parked: the connection is closed
+	// until the next storage call; c is nil then.
+	pool          *Pool
+	parked        bool
+	parkedCounted bool // counted in pool.parked (under pool.mu)
+	parker        atomic.Pointer[func()]
+	lastUse       atomic.Int64 // unix nanos of the last storage call
+	parkAsked     atomic.Int64 // unix nanos of the pool's last request
+	saved         []int64      // connPragmas, while parked
+	// beforePark (the replicator) agrees to a park and readies the WAL for
+	// it; afterUnpark takes the reopened connection back.
+	beforePark  func() bool
+	afterUnpark func() error
+
 	txDepth  int  // open Transaction calls
 	kvExists bool // the _cf_KV table exists
 	kv       kvStmts
@@ -177,8 +191,15 @@ func (db *DB) Path() string { return db.path }
 // Close finalizes every open cursor and closes the file. Closing twice is
 // harmless.
 func (db *DB) Close() error {
+	if db.parked {
+		db.parked = false
+		db.pool.closed(db, false)
+	}
 	if db.c == nil {
 		return nil
+	}
+	if db.pool != nil {
+		db.pool.closed(db, false)
 	}
 	if db.beforeClose != nil {
 		db.beforeClose()
@@ -211,7 +232,7 @@ func (db *DB) Commits() uint64 { return db.commits.Load() }
 // committed synchronously here, so this is a no-op; it is the hook where
 // the output gate will wait for the bucket.
 func (db *DB) Sync() error {
-	if db.c == nil {
+	if db.c == nil && !db.parked {
 		return ErrClosed
 	}
 	return nil
@@ -221,8 +242,8 @@ func (db *DB) Sync() error {
 // sql.databaseSize: pages in use (page_count minus freelist_count) times
 // page_size.
 func (db *DB) DatabaseSize() (int64, error) {
-	if db.c == nil {
-		return 0, ErrClosed
+	if err := db.ready(); err != nil {
+		return 0, err
 	}
 	pages, err := db.c.queryInt("SELECT (SELECT * FROM pragma_page_count) - (SELECT * FROM pragma_freelist_count)")
 	if err != nil {
@@ -248,9 +269,10 @@ var ErrRollback = errors.New("cell: transaction rolled back")
 //
 // Outside Transaction every write is its own autocommit transaction.
 func (db *DB) Transaction(fn func() error) (err error) {
-	if db.c == nil {
-		return ErrClosed
+	if err := db.ready(); err != nil {
+		return err
 	}
+	db.touch()
 	name := "_cf_txn_" + strconv.Itoa(db.txDepth)
 	outermost := db.c.autocommit()
 	if err := db.c.exec("SAVEPOINT " + name); err != nil {
@@ -306,8 +328,8 @@ func (db *DB) afterRollback() {
 // transaction (storage.deleteAll() on a SQLite-backed object). Open
 // cursors are closed. It fails inside a Transaction, as in workerd.
 func (db *DB) DeleteAll() error {
-	if db.c == nil {
-		return ErrClosed
+	if err := db.ready(); err != nil {
+		return err
 	}
 	if db.txDepth > 0 {
 		return ErrDeleteAllInTransaction
@@ -347,9 +369,10 @@ func (db *DB) DeleteAll() error {
 }
 
 func (db *DB) checkOpen() error {
-	if db.c == nil {
-		return ErrClosed
+	if err := db.ready(); err != nil {
+		return err
 	}
+	db.touch()
 	if db.beforeCall != nil && !db.inHook && db.txDepth == 0 {
 		db.inHook = true
 		db.beforeCall()

@@ -66,3 +66,11 @@ func (c *conn) sharedFile(path string, journal bool) (cellFile, error) {
 	}
 	return osFile{f}, nil
 }
+
+// closedFile stands for the files of a parked database: nothing reads
+// them until it opens again.
+type closedFile struct{}
+
+func (closedFile) ReadAt([]byte, int64) (int, error) { return 0, ErrClosed }
+func (closedFile) Size() (int64, error)              { return 0, ErrClosed }
+func (closedFile) Close() error                      { return nil }

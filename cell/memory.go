@@ -70,6 +70,9 @@ type MemoryStats struct {
 // Memory reports what the connection uses.
 func (db *DB) Memory() (MemoryStats, error) {
 	if db.c == nil {
+		if db.parked {
+			return MemoryStats{}, nil // a parked connection holds nothing
+		}
 		return MemoryStats{}, ErrClosed
 	}
 	var st MemoryStats

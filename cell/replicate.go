@@ -284,6 +284,7 @@ func NewReplicator(db *DB, cfg ReplicatorConfig) (*Replicator, error) {
 	db.afterCommit = r.afterCommit
 	db.beforeCall = r.maybeCheckpoint
 	db.beforeClose = r.ownFiles
+	db.beforePark, db.afterUnpark = r.beforePark, r.afterUnpark
 	return r, nil
 }
 
@@ -326,6 +327,63 @@ func (r *Replicator) ownFiles() {
 	r.dbf.Close()
 	r.wal.close()
 	r.dbf, r.wal.f = osFile{dbf}, osFile{walf}
+}
+
+// beforePark agrees to a park of the database when everything captured
+// is in the bucket and nothing reads the files, and checkpoints the WAL
+// into the database file first, so the reopened connection starts on an
+// empty WAL (without an fsync: the file is a copy of the bucket, and a
+// power loss makes the node restore from there). Uploads start only on
+// the cell's goroutine, so none can begin before the connection closes.
+func (r *Replicator) beforePark() bool {
+	if r.closing {
+		return false
+	}
+	r.mu.Lock()
+	idle := len(r.pending) == 0 && !r.uploading && !r.upBusy && len(r.upq) == 0 && r.snap == nil && r.merging == 0 &&
+		r.durable == r.captured.Load() && r.err == nil
+	r.mu.Unlock()
+	if !idle {
+		return false
+	}
+	if err := r.db.c.exec("PRAGMA synchronous=OFF"); err != nil {
+		return false
+	}
+	done, err := r.db.c.checkpointTruncate()
+	if err != nil || !done {
+		r.db.c.exec("PRAGMA synchronous=NORMAL")
+		return false
+	}
+	r.wal.restartOK = true
+	clear(r.walIndex)
+	r.walFrames = 0
+	r.filesMu.Lock()
+	r.dbf, r.wal.f = closedFile{}, closedFile{}
+	r.filesMu.Unlock()
+	return true
+}
+
+// afterUnpark takes the reopened connection's descriptors, after checking
+// that the file is still the one the replicator's checksums describe.
+func (r *Replicator) afterUnpark() error {
+	if err := r.db.c.dbConfig(sqlite3.SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 1); err != nil {
+		return err
+	}
+	dbf, walf, err := r.db.c.cellFiles(r.db.path)
+	if err != nil {
+		return err
+	}
+	if !sameHeader(dbf, &r.state) {
+		dbf.Close()
+		walf.Close()
+		err := fmt.Errorf("the database file %s changed while it was closed", r.db.path)
+		r.fail(err)
+		return err
+	}
+	r.filesMu.Lock()
+	r.dbf, r.wal.f = dbf, walf
+	r.filesMu.Unlock()
+	return nil
 }
 
 func (r *Replicator) release() {
@@ -495,6 +553,15 @@ func (r *Replicator) Close(ctx context.Context) error {
 	r.db.afterCommit = nil
 	r.db.beforeCall = nil
 	r.db.beforeClose = nil
+	r.db.beforePark, r.db.afterUnpark = nil, nil
+	if r.db.parked && r.closeSnapshotDue() {
+		// The snapshot reads the file: open it again (a failure leaves
+		// the snapshot out; it is not needed for durability).
+		r.db.ready()
+		if r.db.c != nil {
+			r.afterUnpark()
+		}
+	}
 	if r.db.c != nil {
 		defer r.db.c.dbConfig(sqlite3.SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 0)
 	}
