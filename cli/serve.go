@@ -122,6 +122,10 @@ func serveCommand(g *globals) *cli.Command {
 			if err != nil {
 				return err
 			}
+			maxOpen, err := envInt("CELLD_MAX_OPEN_CELLS")
+			if err != nil {
+				return err
+			}
 			releases, err := envInt("CELLD_RELEASES")
 			if err != nil {
 				return err
@@ -203,7 +207,7 @@ func serveCommand(g *globals) *cli.Command {
 				Listener:   pub, InternalListener: internal,
 				MaxWebSockets:  int(maxSockets),
 				AccessLog:      os.Getenv("CELLD_ACCESS_LOG") == "1",
-				MaxRequestBody: maxBodyMB << 20, BodyMemory: bodyMemMB << 20, MaxConns: int(maxConns),
+				MaxRequestBody: maxBodyMB << 20, BodyMemory: bodyMemMB << 20, MaxConns: int(maxConns), MaxOpenCells: int(maxOpen),
 				TakeoverWait:  takeoverWait,
 				Durability:    strings.TrimSpace(os.Getenv("CELLD_DURABILITY")),
 				FleetUpload:   time.Duration(fleetUpload) * time.Millisecond,

@@ -56,8 +56,25 @@ type Builtin struct {
 // it before the first Call.
 func (b *Builtin) After(f func(db *cell.DB)) { b.after = f }
 
-// Serve starts running h's requests on c.
-func (c *Cell) Serve(h cell.Handler) *Builtin { return &Builtin{c: c, h: h} }
+// Serve starts running h's requests on c. Between requests, the pool's
+// requests to park the database (cell.Pool) are served here.
+func (c *Cell) Serve(h cell.Handler) *Builtin {
+	b := &Builtin{c: c, h: h}
+	c.db.OnParkRequest(b.park)
+	return b
+}
+
+// park parks the database if no request runs; one that waits for the
+// cell reopens it.
+func (b *Builtin) park() {
+	if !b.mu.TryLock() {
+		return
+	}
+	defer b.mu.Unlock()
+	if !b.closed {
+		b.c.db.Park()
+	}
+}
 
 // Call runs one request. A handler's error is a *RequestError; a call
 // after Close wraps ErrBuiltinClosed; an output the gate refuses is the
@@ -96,6 +113,7 @@ func (b *Builtin) Close() {
 	b.mu.Lock()
 	b.closed = true
 	b.mu.Unlock()
+	b.c.db.OnParkRequest(nil)
 }
 
 // Cell is the cell b runs on.

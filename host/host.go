@@ -79,7 +79,20 @@ type Host struct {
 	// writes the bucket may not have: it must not be released.
 	fleet    cell.Fleet
 	lostTail func(cell string, err error)
+
+	// pool bounds the databases open at once (UsePool); nil: no bound.
+	pool *cell.Pool
 }
+
+// UsePool counts the databases of cells opened from now on against p:
+// over its bound, idle ones close their files until their next storage
+// call (cell.Pool). What runs on a cell asks for the parks on the cell's
+// goroutine: a built-in's Serve does it; a Durable Object's runtime does
+// for its database (cell.DB.OnParkRequest).
+func (h *Host) UsePool(p *cell.Pool) { h.pool = p }
+
+// Pool is the pool UsePool set, or nil.
+func (h *Host) Pool() *cell.Pool { return h.pool }
 
 // UseFleet turns fleet durability on for cells opened from now on.
 // lostTail is called when a stop could not flush such a cell to the
@@ -169,6 +182,7 @@ func (h *Host) start(name, path string, owner *fleet.Owner, from cell.RestoreInf
 	if err != nil {
 		return nil, h.abandon(name, fmt.Errorf("open %s: %w", path, err))
 	}
+	db.JoinPool(h.pool)
 	repl, err := cell.NewReplicator(db, cell.ReplicatorConfig{Store: h.store, Cell: name, Epoch: owner.Epoch, From: from, Logger: h.log, Fleet: h.fleet})
 	if err != nil {
 		db.Close()

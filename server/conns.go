@@ -40,11 +40,46 @@ var bodyIdle = 30 * time.Second
 // the other listener, cells' files and outbound connections), at least
 // 64.
 func DefaultMaxConns() int {
-	var rl syscall.Rlimit
-	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &rl); err != nil || rl.Cur == 0 {
+	limit := fdLimit()
+	if limit == 0 {
 		return 1024
 	}
-	return int(max(min(rl.Cur/4, 1<<20), 64))
+	return int(max(min(limit/4, 1<<20), 64))
+}
+
+// fdLimit is the process's file-descriptor limit (the soft RLIMIT_NOFILE,
+// which the Go runtime raises to the hard limit at start), 0 if unknown.
+func fdLimit() uint64 {
+	var rl syscall.Rlimit
+	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &rl); err != nil {
+		return 0
+	}
+	return rl.Cur
+}
+
+// FilesPerOpenCell is what a cell with its database open holds: the
+// SQLite file and its WAL (the WAL index is in memory).
+const FilesPerOpenCell = 2
+
+// DefaultMaxOpenCells is the bound on cells with their database open when
+// CELLD_MAX_OPEN_CELLS is 0, given each listener's connection cap
+// (CELLD_MAX_CONNS; 0: DefaultMaxConns): what is left of the
+// file-descriptor limit once both listeners are full (with their
+// overflow), less a reserve (256 and 1/16 of the limit: the bucket's and
+// peers' connections, outbound fetches, temporary files, the node's own
+// files), at FilesPerOpenCell each; at least 16. Beyond it, idle cells
+// close their files until their next event, and none of the node's other
+// descriptors is ever short.
+func DefaultMaxOpenCells(maxConns int) int {
+	limit := int64(fdLimit())
+	if limit == 0 {
+		limit = 1024
+	}
+	if maxConns <= 0 {
+		maxConns = DefaultMaxConns()
+	}
+	left := limit - 2*int64(maxConns+overflowConns) - 256 - limit/16
+	return int(max(left/FilesPerOpenCell, 16))
 }
 
 // connCap is a listener holding at most max connections (see above).

@@ -111,6 +111,10 @@ func (o *objects) counts() api.Counters {
 	c.Releasing = len(o.releasing)
 	c.ClientWebSockets = o.ws.Open()
 	c.Evicting = len(o.stopping) - c.Releasing
+	if p := o.host.Pool(); p != nil {
+		st := p.Stats()
+		c.OpenCells, c.ParkedCells, c.MaxOpenCells, c.Parks = st.Open, st.Parked, st.Max, st.Parks
+	}
 	for _, r := range o.residents {
 		if r.obj != nil && r.obj.Hibernating() {
 			c.Hibernating++

@@ -122,6 +122,11 @@ type Options struct {
 	// are busy a few more answer only health and /state. 0:
 	// DefaultMaxConns().
 	MaxConns int
+	// MaxOpenCells bounds the resident cells whose SQLite files are open
+	// at once (CELLD_MAX_OPEN_CELLS); beyond it the least recently used
+	// idle ones close them until their next event (cell.Pool). 0:
+	// DefaultMaxOpenCells(MaxConns).
+	MaxOpenCells int
 	// BodyMemory bounds the request-body bytes in flight on the node, both
 	// listeners together (CELLD_BODY_MEMORY_MB); a request that finds no
 	// room within 10 s is refused (503). Default DefaultBodyMemory, and
@@ -314,6 +319,10 @@ func Run(ctx context.Context, o Options) error {
 	}
 	objs.peer.bodies = newBodyBudget(max(o.BodyMemory, objs.peer.maxBody))
 	objs.max = o.MaxResident
+	if o.MaxOpenCells <= 0 {
+		o.MaxOpenCells = DefaultMaxOpenCells(o.MaxConns)
+	}
+	objs.host.UsePool(cell.NewPool(o.MaxOpenCells))
 	objs.queueLease = queueLease
 	if o.QueueLease > 0 {
 		objs.queueLease = o.QueueLease

@@ -115,8 +115,21 @@ func (r *Runtime) NewObjectWith(class, id string, db *cell.DB, opts ObjectOption
 	// The host learns the stored alarm before the first event (the loop
 	// has not started: the database is still ours to read here).
 	o.alarmChanged()
+	db.OnParkRequest(o.requestPark)
 	go o.run()
 	return o, nil
+}
+
+// requestPark asks the loop to park the object's database between tasks
+// (cell.Pool: the process holds too many open); the database refuses
+// while a transaction or cursor is open, and its next storage call opens
+// it again. It never blocks: with the loop's queue full, the request is
+// dropped (the pool asks again).
+func (o *Object) requestPark() {
+	select {
+	case o.iso.tasks <- func() { o.db.Park() }:
+	default:
+	}
 }
 
 // logException logs an exception an object's code threw. Info, not
@@ -129,6 +142,7 @@ func (o *Object) logException(what string, ex *Exception, stack string) {
 // must happen before Close may return (open transactions rolled back).
 func (o *Object) run() {
 	defer close(o.done)
+	defer o.db.OnParkRequest(nil)
 	defer o.setAsleep(false) // a stopped object no longer counts as hibernating
 	defer o.rt.removeObject(o)
 	defer o.cancel()

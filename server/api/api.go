@@ -70,6 +70,14 @@ type Counters struct {
 	Releasing int `json:"releasing"`
 	// Hibernating: the occupied cells whose JS isolate is dropped.
 	Hibernating int `json:"hibernating"`
+	// OpenCells: resident cells with their SQLite files open (at most
+	// CELLD_MAX_OPEN_CELLS, MaxOpenCells); ParkedCells: resident cells
+	// whose files are closed until their next event; Parks: how often a
+	// cell closed them since the start.
+	OpenCells    int   `json:"open_cells"`
+	ParkedCells  int   `json:"parked_cells"`
+	MaxOpenCells int   `json:"max_open_cells"`
+	Parks        int64 `json:"parks"`
 	// WebSockets: the sockets the node's Durable Objects hold open (or
 	// have accepted, their 101 on its way); ClientWebSockets the client
 	// connections the public listener upgraded (CELLD_MAX_WEBSOCKETS caps
