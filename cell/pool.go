@@ -30,16 +30,18 @@ import (
 const parkSlack = 16
 
 // parkRetry is how long the pool waits before asking a database that did
-// not park (it was busy) again.
-const parkRetry = time.Second
+// not park (it was busy: an upload in flight, a transaction open) again;
+// while the pool stays over its bound it asks again at this interval.
+const parkRetry = 200 * time.Millisecond
 
 // Pool bounds the open databases of a process.
 type Pool struct {
 	max int
 
-	mu     sync.Mutex
-	open   map[*DB]struct{}
-	parked int
+	mu       sync.Mutex
+	open     map[*DB]struct{}
+	parked   int
+	sweeping bool // a goroutine asks again while the pool is over its bound
 
 	parks, reopens atomic.Int64
 }
@@ -182,10 +184,33 @@ func (p *Pool) opened(db *DB) {
 	var ask []func()
 	if len(p.open) > p.max {
 		ask = p.victimsLocked(db)
+		if !p.sweeping {
+			p.sweeping = true
+			go p.sweep()
+		}
 	}
 	p.mu.Unlock()
 	for _, f := range ask {
 		f()
+	}
+}
+
+// sweep asks again, every parkRetry, while the pool is over its bound:
+// the databases asked when it went over may have been busy then.
+func (p *Pool) sweep() {
+	for {
+		time.Sleep(parkRetry)
+		p.mu.Lock()
+		if len(p.open) <= p.max {
+			p.sweeping = false
+			p.mu.Unlock()
+			return
+		}
+		ask := p.victimsLocked(nil)
+		p.mu.Unlock()
+		for _, f := range ask {
+			f()
+		}
 	}
 }
 

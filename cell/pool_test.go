@@ -4,26 +4,53 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/celldgo/celld/bucket"
 )
 
-// pooled is one replicated database in a pool, its parker parking it at
-// once (these tests run every database on the test goroutine).
+// pooled is one replicated database in a pool. These tests run every
+// database on the test goroutine, which is the cells' goroutine: the
+// pool's requests (from any goroutine) queue up in parks until the test
+// serves them.
 type pooled struct {
 	db    *DB
 	r     *Replicator
 	store *bucket.Mem
 }
 
-func openPooled(t *testing.T, p *Pool, dir string, i int) pooled {
+type parkQueue struct {
+	mu  sync.Mutex
+	dbs []*DB
+}
+
+func (q *parkQueue) ask(db *DB) func() {
+	return func() {
+		q.mu.Lock()
+		q.dbs = append(q.dbs, db)
+		q.mu.Unlock()
+	}
+}
+
+// serve parks the databases asked so far (on the test goroutine).
+func (q *parkQueue) serve() {
+	q.mu.Lock()
+	dbs := q.dbs
+	q.dbs = nil
+	q.mu.Unlock()
+	for _, db := range dbs {
+		db.Park()
+	}
+}
+
+func openPooled(t *testing.T, p *Pool, q *parkQueue, dir string, i int) pooled {
 	t.Helper()
 	store := bucket.NewMem()
 	path := filepath.Join(dir, "cell"+string(rune('a'+i))+".db")
 	db, r := replicatedAt(t, path, store, 1, RestoreInfo{})
 	db.JoinPool(p)
-	db.OnParkRequest(func() { db.Park() })
+	db.OnParkRequest(q.ask(db))
 	return pooled{db, r, store}
 }
 
@@ -46,15 +73,17 @@ func openFiles(t *testing.T, dir string) int {
 func TestPool_parksLeastRecentlyUsedAndReopens(t *testing.T) {
 	const max, n = 3, 8
 	p := NewPool(max)
+	q := &parkQueue{}
 	dir := t.TempDir()
 	var cells []pooled
 	want := make([]map[string]any, n)
 	for i := range n {
-		c := openPooled(t, p, dir, i)
+		c := openPooled(t, p, q, dir, i)
 		writeMix(t, c.db, 0, 20)
 		waitDurable(t, c.r)
 		want[i] = contents(t, c.db)
 		cells = append(cells, c)
+		q.serve()
 		if st := p.Stats(); st.Open > max {
 			t.Fatalf("after %d cells: %d open, bound %d", i+1, st.Open, max)
 		}
@@ -75,6 +104,7 @@ func TestPool_parksLeastRecentlyUsedAndReopens(t *testing.T) {
 		writeMix(t, c.db, 20, 15)
 		waitDurable(t, c.r)
 		want[i] = contents(t, c.db)
+		q.serve()
 	}
 	if st := p.Stats(); st.Reopens == 0 || st.Open > max {
 		t.Errorf("stats %+v: want reopens, at most %d open", st, max)
@@ -94,7 +124,7 @@ func TestPool_parksLeastRecentlyUsedAndReopens(t *testing.T) {
 
 func TestPool_parkKeepsConnectionSettings(t *testing.T) {
 	p := NewPool(10)
-	c := openPooled(t, p, t.TempDir(), 0)
+	c := openPooled(t, p, &parkQueue{}, t.TempDir(), 0)
 	exec(t, c.db, "CREATE TABLE a (id INTEGER PRIMARY KEY)")
 	exec(t, c.db, "CREATE TABLE b (a INTEGER REFERENCES a(id))")
 	exec(t, c.db, "PRAGMA foreign_keys = OFF")
@@ -119,7 +149,7 @@ func TestPool_parkKeepsConnectionSettings(t *testing.T) {
 
 func TestPool_noParkWhileBusy(t *testing.T) {
 	p := NewPool(10)
-	c := openPooled(t, p, t.TempDir(), 0)
+	c := openPooled(t, p, &parkQueue{}, t.TempDir(), 0)
 	mustPut(t, c.db, "k", "v")
 	waitDurable(t, c.r)
 	// An open transaction, an open cursor and temp objects keep the
