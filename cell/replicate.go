@@ -383,6 +383,9 @@ func (r *Replicator) afterUnpark() error {
 	r.filesMu.Lock()
 	r.dbf, r.wal.f = dbf, walf
 	r.filesMu.Unlock()
+	// The park emptied the WAL: whatever the reopened connection writes
+	// first starts it anew, from its header.
+	r.wal.known = false
 	return nil
 }
 
