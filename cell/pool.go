@@ -231,8 +231,8 @@ func (p *Pool) closed(db *DB, parked bool) {
 }
 
 // victimsLocked picks the databases to ask to park: the least recently
-// used, not db, not asked within parkRetry, enough to get 1/parkSlack
-// under the bound.
+// used, not db, not asked within parkRetry, enough (with those asked
+// already) to get 1/parkSlack under the bound.
 func (p *Pool) victimsLocked(db *DB) []func() {
 	target := p.max - max(1, p.max/parkSlack)
 	excess := len(p.open) - target
@@ -244,12 +244,19 @@ func (p *Pool) victimsLocked(db *DB) []func() {
 	}
 	var cs []cand
 	for d := range p.open {
-		if d == db || now-d.parkAsked.Load() < int64(parkRetry) {
+		if d == db {
+			continue
+		}
+		if now-d.parkAsked.Load() < int64(parkRetry) {
+			excess-- // asked already, and parking soon unless busy
 			continue
 		}
 		if f := d.parker.Load(); f != nil {
 			cs = append(cs, cand{d.lastUse.Load(), d, *f})
 		}
+	}
+	if excess <= 0 {
+		return nil
 	}
 	slices.SortFunc(cs, func(a, b cand) int {
 		switch {
@@ -261,7 +268,7 @@ func (p *Pool) victimsLocked(db *DB) []func() {
 		return 0
 	})
 	var ask []func()
-	for _, c := range cs[:min(excess, len(cs))] {
+	for _, c := range cs[:max(0, min(excess, len(cs)))] {
 		c.db.parkAsked.Store(now)
 		ask = append(ask, c.f)
 	}

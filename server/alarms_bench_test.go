@@ -16,7 +16,11 @@ import (
 var (
 	alarmBenchCells = flag.Int("alarms.cells", 10000, "cells BenchmarkAlarms arms")
 	alarmBenchMinIO = flag.Bool("alarms.minio", false, "BenchmarkAlarms on MinIO instead of a file:// bucket")
+	alarmBenchOpen  = flag.Int("alarms.open", 0, "BenchmarkAlarms: the node's open-cell bound (CELLD_MAX_OPEN_CELLS; 0: derived from RLIMIT_NOFILE)")
 )
+
+// benchMaxOpenCells is the open-cell bound of startBenchNode's nodes.
+var benchMaxOpenCells int
 
 // BenchmarkAlarms: N cells (-alarms.cells, default 10,000) on one
 // node, each given an alarm 3 s after the request that sets it (16 at a
@@ -39,6 +43,8 @@ var (
 // 10,000 cells answers the node's lease renewal too late.
 func BenchmarkAlarms(b *testing.B) {
 	n := *alarmBenchCells
+	benchMaxOpenCells = *alarmBenchOpen
+	defer func() { benchMaxOpenCells = 0 }()
 	var base bucket.Store
 	if *alarmBenchMinIO {
 		base = benchMinioStore(b)
