@@ -227,10 +227,7 @@ func NewReplicator(db *DB, cfg ReplicatorConfig) (*Replicator, error) {
 	if err != nil {
 		return nil, fmt.Errorf("start replicator: %w", err)
 	}
-	stale, _ := filepath.Glob(db.path + uploadTemp + "*")
-	for _, p := range stale {
-		os.Remove(p) // left by a process that died mid-upload
-	}
+	removeStaleUploads(filepath.Dir(db.path))
 	ctx, cancel := context.WithCancel(context.Background())
 	r := &Replicator{
 		db:       db,

@@ -8,6 +8,7 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
+	"sync"
 	"time"
 
 	"github.com/celldgo/celld/bucket"
@@ -26,6 +27,24 @@ const StreamBytes = 8 << 20
 // uploadTemp names the temporary files of StreamBytes uploads (beside the
 // database; NewReplicator removes any a crash left).
 const uploadTemp = ".upload-"
+
+// swept holds the directories whose stale upload files this process
+// removed already.
+var swept sync.Map
+
+// removeStaleUploads removes the temporary files of StreamBytes uploads a
+// process that died mid-upload left in dir, once per directory and
+// process: this process removes its own when done with them, and a
+// directory of 10,000 cells is not worth listing at every activation.
+func removeStaleUploads(dir string) {
+	if _, done := swept.LoadOrStore(dir, true); done {
+		return
+	}
+	stale, _ := filepath.Glob(filepath.Join(dir, "*"+uploadTemp+"*"))
+	for _, p := range stale {
+		os.Remove(p)
+	}
+}
 
 // encode encodes b and returns how to upload it, its size, and what to do
 // once done with it. An error is one of encoding (the local state is not
