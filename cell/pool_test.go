@@ -6,6 +6,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/celldgo/celld/bucket"
 )
@@ -30,6 +31,18 @@ func (q *parkQueue) ask(db *DB) func() {
 		q.mu.Lock()
 		q.dbs = append(q.dbs, db)
 		q.mu.Unlock()
+	}
+}
+
+// settle serves the pool's requests until at most max databases are open
+// (one asked while a background upload ran refuses; the pool asks again
+// parkRetry later), for up to 5 s.
+func (q *parkQueue) settle(p *Pool, max int) {
+	for end := time.Now().Add(5 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		q.serve()
+		if p.Stats().Open <= max || time.Now().After(end) {
+			return
+		}
 	}
 }
 
@@ -83,7 +96,7 @@ func TestPool_parksLeastRecentlyUsedAndReopens(t *testing.T) {
 		waitDurable(t, c.r)
 		want[i] = contents(t, c.db)
 		cells = append(cells, c)
-		q.serve()
+		q.settle(p, max)
 		if st := p.Stats(); st.Open > max {
 			t.Fatalf("after %d cells: %d open, bound %d", i+1, st.Open, max)
 		}
@@ -104,7 +117,7 @@ func TestPool_parksLeastRecentlyUsedAndReopens(t *testing.T) {
 		writeMix(t, c.db, 20, 15)
 		waitDurable(t, c.r)
 		want[i] = contents(t, c.db)
-		q.serve()
+		q.settle(p, max)
 	}
 	if st := p.Stats(); st.Reopens == 0 || st.Open > max {
 		t.Errorf("stats %+v: want reopens, at most %d open", st, max)
