@@ -111,7 +111,7 @@ func startBenchNode(b *testing.B, store bucket.Store, name, stateDir string, log
 	done := make(chan error, 1)
 	o := Options{
 		Store: store, Node: name, Listen: "127.0.0.1:0", InternalListen: "127.0.0.1:0",
-		Version: "bench", TTL: 5 * time.Second, StateDir: stateDir, MaxOpenCells: benchMaxOpenCells,
+		Version: "bench", TTL: 5 * time.Second, StateDir: stateDir, MaxOpenCells: benchMaxOpenCells, IdleEvict: benchIdleEvict,
 		Logger:  slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelWarn})),
 		OnReady: func(pub, in string) { ready <- addrs{pub, in} },
 	}
