@@ -42,13 +42,13 @@ var (
 // latenesses: the open-cell bound, parks and reopens, and the CPU time
 // the process spent while the alarms were moved and fired.
 //
-// Measured 2026-12-01 on the shared 2-core machine at load average ~20
-// (every other helper compiling and benchmarking): 10,000 cells, bound
-// 4,183 (RLIMIT_NOFILE 20,000), every move reopening a parked cell: all
-// 10,000 fired, lateness p50 17 ms, p99 792 ms, max 1.8 s, 17.7 ms CPU
-// per alarm moved and fired; 1,200 cells with bound 400 under the same
-// load: p50 17 ms, p99 677 ms, 2.0 PUTs per installation. The p99 there
-// is the machine's load, not the cell count.
+// Measured 2026-12-01 on the shared 2-core machine (other helpers
+// compiling and benchmarking, load average 5-20): 10,000 cells, bound
+// 4,183 (RLIMIT_NOFILE 20,000), every move reopening a parked cell (10,000
+// reopens): all fired, lateness p50 14 ms, p99 500 ms, max 1.2 s, 2.000
+// PUTs per installation, 14.2 ms CPU per alarm moved and fired; 1,200
+// cells with bound 400 at load ~20: p50 17 ms, p99 677 ms. The p99 there
+// is the machine's load more than the cell count.
 //
 // The bucket is a file:// one unless -alarms.minio: the request counts do
 // not depend on the store, and on a shared 2-core machine a MinIO beside
