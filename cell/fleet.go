@@ -185,10 +185,11 @@ func (r *Replicator) runUploads() {
 			r.upBusy = true
 			force = false
 		}
+		queuedMore := len(r.upq) > 0
 		r.mu.Unlock()
 		if run == nil {
 			var tc <-chan time.Time
-			if len(r.upq) > 0 && wait > 0 {
+			if queuedMore && wait > 0 {
 				if timer == nil {
 					timer = time.NewTimer(wait)
 				} else {
