@@ -38,8 +38,11 @@ export default {
     const tags = batch.messages.map((m) => m.body.tag);
     if (tags.includes("hang") && batch.messages.find((m) => m.body.tag === "hang").attempts === 1) await new Promise(() => {});
     for (const m of batch.messages) if (m.body.tag.startsWith("ack")) m.ack();
-    if (tags.includes("retryall") && batch.messages[0].attempts === 1) batch.retryAll();
-    if (tags.includes("throw") && batch.messages[0].attempts === 1) throw new Error("boom");
+    // Each rule looks at its own message's attempts: the two sends may
+    // land in one batch with a redelivered message first.
+    const first = (tag) => batch.messages.some((m) => m.body.tag === tag && m.attempts === 1);
+    if (first("retryall")) batch.retryAll();
+    if (first("throw")) throw new Error("boom");
   },
 };`
 
