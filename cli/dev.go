@@ -158,6 +158,9 @@ func runDev(ctx context.Context, out, errw io.Writer, version, dir string, o *de
 		Store: store, Node: devNode, Listen: listen, InternalListen: "127.0.0.1:0",
 		Version: version, TTL: 3 * time.Second, Logger: log, WaitForPrevious: true, Poll: 200 * time.Millisecond,
 		StateDir: filepath.Join(root, "state"),
+		// One node, never a follower: bucket proofs, as a fleet-mode node
+		// alone would give, without the follower side.
+		Durability: server.DurabilityBucket,
 		Dev: &server.DevOptions{
 			HTMLErrors:    true,
 			TestScheduled: o.TestScheduled,

@@ -71,6 +71,12 @@ type Log struct {
 	stop     chan struct{}
 	stopOnce sync.Once
 	urgent   chan struct{} // closed to ask every replicator to upload now
+	// peers: other live nodes the last lease listing found; -1 before the
+	// first. scanned is closed after the first; wake asks the recruit
+	// loop to look again (another node said hello).
+	peers   int
+	scanned chan struct{}
+	wake    chan struct{}
 
 	// log packs (pack.go)
 	packKick    chan struct{}
@@ -146,10 +152,49 @@ func NewLog(cfg Config) *Log {
 	l := &Log{cfg: cfg, client: &http.Client{Timeout: 30 * time.Second}, log: cfg.Logger,
 		addrs: map[string]string{}, failed: map[core.Member]bool{}, tails: map[tailID]*tail{}, stop: make(chan struct{}),
 		urgent: make(chan struct{}), packKick: make(chan struct{}, 1), nextPack: 1, live: map[uint64]map[tailID]uint64{},
-		covered: map[tailID]uint64{}}
+		covered: map[tailID]uint64{}, peers: -1, scanned: make(chan struct{}), wake: make(chan struct{}, 1)}
 	go l.recruitLoop()
 	go l.packLoop()
 	return l
+}
+
+// Active reports that fleet proofs are possible for a cell activated
+// now: the group has a member or a joiner, or the last lease listing found
+// another live node. A node alone (a single node, celld dev) is not: its
+// cells replicate exactly as in bucket mode (host.Open), and the log
+// lists leases again only when another node says hello.
+func (l *Log) Active() bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return !l.fenced && (len(l.rec.Members) > 0 || l.joining != nil || l.peers > 0)
+}
+
+// Scanned is closed once the first lease listing (and recruitment) ran.
+func (l *Log) Scanned() <-chan struct{} { return l.scanned }
+
+// Hello hears that node from said hello to this node's follower side: it
+// is live. A log that knew of no other node, or whose group is short of
+// one it does not have, looks for followers now.
+func (l *Log) Hello(from string) {
+	l.mu.Lock()
+	known := l.joining != nil && l.joining.Node == from
+	for _, m := range l.rec.Members {
+		known = known || m.Node == from
+	}
+	short := len(l.rec.Members) < 2
+	alone := l.peers <= 0
+	l.mu.Unlock()
+	if alone || short && !known && from != l.cfg.Node {
+		l.Kick()
+	}
+}
+
+// Kick asks the log to look for followers now.
+func (l *Log) Kick() {
+	select {
+	case l.wake <- struct{}{}:
+	default:
+	}
 }
 
 // Close stops recruiting.
@@ -383,6 +428,7 @@ func (l *Log) memberFailed(m core.Member) {
 	l.mu.Lock()
 	l.failed[m] = true
 	l.mu.Unlock()
+	l.Kick()
 	go l.reconcile()
 }
 
@@ -555,15 +601,42 @@ func (l *Log) recruitLoop() {
 	if l.cfg.Resume {
 		l.adopt()
 	}
-	t := time.NewTicker(l.cfg.Recruit)
+	// Alone (no other live node seen), the loop lists leases only when
+	// kicked: a node that starts says hello to the live nodes it finds.
+	// With peers but no new candidate, the listing backs off from Recruit
+	// to 30 s; a member failing or a kick starts it again from Recruit.
+	wait := l.cfg.Recruit
+	t := time.NewTimer(wait)
 	defer t.Stop()
+	first := true
 	for {
 		l.checkMembers()
-		l.recruit()
+		grew := l.recruit()
+		if first {
+			close(l.scanned)
+			first = false
+		}
+		l.mu.Lock()
+		alone := l.peers == 0 && len(l.rec.Members) == 0
+		short := len(l.rec.Members) < 2 || len(l.failed) > 0
+		l.mu.Unlock()
+		switch {
+		case grew || !short:
+			wait = l.cfg.Recruit
+		default:
+			wait = min(2*wait, max(30*time.Second, l.cfg.Recruit))
+		}
+		var tc <-chan time.Time
+		if !alone {
+			t.Reset(wait)
+			tc = t.C
+		}
 		select {
 		case <-l.stop:
 			return
-		case <-t.C:
+		case <-tc:
+		case <-l.wake:
+			wait = l.cfg.Recruit
 		}
 	}
 }
@@ -589,8 +662,8 @@ func (l *Log) checkMembers() {
 
 // recruit adds one follower from the live leases when the group has fewer
 // than two: catch it up on every segment the bucket may lack, then CAS the
-// record to name it.
-func (l *Log) recruit() {
+// record to name it. It reports whether one joined.
+func (l *Log) recruit() bool {
 	l.recMu.Lock()
 	defer l.recMu.Unlock()
 	l.mu.Lock()
@@ -601,13 +674,13 @@ func (l *Log) recruit() {
 	}
 	l.mu.Unlock()
 	if full {
-		return
+		return false
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	leases, err := fleet.ListLeases(ctx, l.cfg.Store)
 	if err != nil {
-		return
+		return false
 	}
 	now := l.cfg.Now().UnixMilli()
 	var cands []core.Lease
@@ -618,12 +691,19 @@ func (l *Log) recruit() {
 		}
 	}
 	l.mu.Unlock()
+	peers := 0
 	for _, li := range leases {
 		le := li.Lease
-		if li.Err == "" && le.Kind == core.KindNode && !have[le.Node] && le.Expires > now && le.Advertise != "" {
-			cands = append(cands, le)
+		if li.Err == "" && le.Kind == core.KindNode && le.Node != l.cfg.Node && le.Expires > now && le.Advertise != "" {
+			peers++
+			if !have[le.Node] {
+				cands = append(cands, le)
+			}
 		}
 	}
+	l.mu.Lock()
+	l.peers = peers
+	l.mu.Unlock()
 	sort.Slice(cands, func(i, j int) bool { return cands[i].Node < cands[j].Node })
 	for _, c := range cands {
 		disk, err := l.hello(ctx, c.Advertise)
@@ -653,10 +733,11 @@ func (l *Log) recruit() {
 			l.joining = nil
 			l.mu.Unlock()
 			l.log.Info("fleet follower joined the replication group", "member", m.Node, "disk", m.Disk)
-			return
+			return true
 		}
 		l.mu.Lock()
 		l.joining = nil
 		l.mu.Unlock()
 	}
+	return false
 }

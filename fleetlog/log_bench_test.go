@@ -28,7 +28,7 @@ func BenchmarkLog_Append(b *testing.B) {
 			b.Fatal(err)
 		}
 		mux := http.NewServeMux()
-		Routes(mux, d, &fleet.Verifier{Secret: secret}, func() bool { return true })
+		Routes(mux, d, &fleet.Verifier{Secret: secret}, func() bool { return true }, nil)
 		srv := httptest.NewServer(mux)
 		b.Cleanup(srv.Close)
 		lease := core.Lease{Node: name, Session: name + "-s", Advertise: strings.TrimPrefix(srv.URL, "http://"), Expires: time.Now().Add(time.Hour).UnixMilli(), Kind: core.KindNode}

@@ -17,8 +17,10 @@ const maxAppendBody = 64 << 20
 // Routes serves the follower side of d on mux. Seal and forget answer
 // from the moment the listener does (a restarting node lets its
 // predecessor's successors recover from its disk before its own start
-// completes); hello, append and trim only once serving() is true.
-func Routes(mux *http.ServeMux, d *Disk, v *fleet.Verifier, serving func() bool) {
+// completes); hello, append and trim only once serving() is true. hello,
+// when not nil, hears of every hello answered, with the (verified) node
+// that sent it: that node is live.
+func Routes(mux *http.ServeMux, d *Disk, v *fleet.Verifier, serving func() bool, hello func(from string)) {
 	mux.HandleFunc("POST "+PathSeal, func(w http.ResponseWriter, r *http.Request) {
 		if _, ok := verified(w, r, v); !ok {
 			return
@@ -51,6 +53,9 @@ func Routes(mux *http.ServeMux, d *Disk, v *fleet.Verifier, serving func() bool)
 		}
 		w.Header().Set("Content-Type", "application/json")
 		json.NewEncoder(w).Encode(map[string]string{"disk": d.ID()})
+		if hello != nil {
+			hello(r.Header.Get(fleet.HeaderPeerNode))
+		}
 	})
 	mux.HandleFunc("POST "+PathAppend, func(w http.ResponseWriter, r *http.Request) {
 		body, ok := verified(w, r, v)

@@ -20,6 +20,7 @@ type Cell struct {
 	owner *fleet.Owner
 	db    *cell.DB
 	repl  *cell.Replicator
+	fleet bool         // the replicator sends to the fleet log (Host.UseFleet)
 	log   *slog.Logger // the host's, with the cell and its epoch
 
 	ctx    context.Context // ends with the ownership, or when the gate refuses
@@ -97,7 +98,7 @@ func (c *Cell) Gate(ctx context.Context) error {
 // mode; no re-read), or in the bucket and then confirmed by a re-read of
 // own.json.
 func (c *Cell) waitProof(ctx context.Context, txid uint64) error {
-	if c.h.fleet != nil {
+	if c.fleet {
 		fleet, err := c.repl.WaitProof(ctx, txid)
 		if err != nil {
 			return err
@@ -201,7 +202,7 @@ func (c *Cell) Stop(ctx context.Context, phase Phase) error {
 	if err := c.db.Close(); err != nil {
 		c.log.Warn("close cell database", "err", err)
 	}
-	if flushErr != nil && c.h.fleet != nil && c.Owned() {
+	if flushErr != nil && c.fleet && c.Owned() {
 		// Fleet-acknowledged writes may be on followers only: releasing
 		// would let a successor restore without them. Leave the record
 		// for the recovery gate.

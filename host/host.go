@@ -77,7 +77,7 @@ type Host struct {
 	// re-read (the takeover recovery gate fences the old session
 	// instead). lostTail hears of a cell stopped with fleet-acknowledged
 	// writes the bucket may not have: it must not be released.
-	fleet    cell.Fleet
+	fleet    Fleet
 	lostTail func(cell string, err error)
 
 	// pool bounds the databases open at once (UsePool); nil: no bound.
@@ -94,11 +94,22 @@ func (h *Host) UsePool(p *cell.Pool) { h.pool = p }
 // Pool is the pool UsePool set, or nil.
 func (h *Host) Pool() *cell.Pool { return h.pool }
 
+// Fleet is a node's fleet durability as the host uses it.
+type Fleet interface {
+	cell.Fleet
+	// Active reports that fleet proofs are possible for a cell opened
+	// now (the node has, or can recruit, a follower). A cell opened on a
+	// node alone replicates as in bucket mode for its whole activation:
+	// every write proven by its upload, compaction merges on, nothing
+	// sent to a group.
+	Active() bool
+}
+
 // UseFleet turns fleet durability on for cells opened from now on.
 // lostTail is called when a stop could not flush such a cell to the
 // bucket (the cell is then left unreleased, for the takeover recovery
 // gate of this session's successor); the node must stop the session.
-func (h *Host) UseFleet(f cell.Fleet, lostTail func(cell string, err error)) {
+func (h *Host) UseFleet(f Fleet, lostTail func(cell string, err error)) {
 	h.fleet, h.lostTail = f, lostTail
 }
 
@@ -183,12 +194,16 @@ func (h *Host) start(name, path string, owner *fleet.Owner, from cell.RestoreInf
 		return nil, h.abandon(name, fmt.Errorf("open %s: %w", path, err))
 	}
 	db.JoinPool(h.pool)
-	repl, err := cell.NewReplicator(db, cell.ReplicatorConfig{Store: h.store, Cell: name, Epoch: owner.Epoch, From: from, Logger: h.log, Fleet: h.fleet})
+	var fl cell.Fleet
+	if h.fleet != nil && h.fleet.Active() {
+		fl = h.fleet
+	}
+	repl, err := cell.NewReplicator(db, cell.ReplicatorConfig{Store: h.store, Cell: name, Epoch: owner.Epoch, From: from, Logger: h.log, Fleet: fl})
 	if err != nil {
 		db.Close()
 		return nil, h.abandon(name, fmt.Errorf("replicate: %w", err))
 	}
-	c := &Cell{h: h, name: name, owner: owner, db: db, repl: repl, log: h.log.With("cell", name, "epoch", owner.Epoch)}
+	c := &Cell{h: h, name: name, owner: owner, db: db, repl: repl, fleet: fl != nil, log: h.log.With("cell", name, "epoch", owner.Epoch)}
 	c.ctx, c.cancel = context.WithCancelCause(owner.Context())
 	c.confirmed.Store(from.TXID)
 	c.phase.Store(PhaseOwned)

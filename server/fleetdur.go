@@ -29,7 +29,7 @@ const (
 // recovery gate its acquisitions run.
 type fleetDurability struct {
 	disk    *fleetlog.Disk
-	log     *fleetlog.Log
+	log     atomic.Pointer[fleetlog.Log]
 	rec     *fleetlog.Recoverer
 	signer  *fleet.Signer
 	fn      atomic.Pointer[fleet.Node]
@@ -41,9 +41,9 @@ type fleetDurability struct {
 // disk (beside the cells' files). nil in bucket mode.
 func newFleetDurability(o Options, secret []byte, log *slog.Logger) (*fleetDurability, error) {
 	switch o.Durability {
-	case "", DurabilityBucket:
+	case DurabilityBucket:
 		return nil, nil
-	case DurabilityFleet:
+	case "", DurabilityFleet:
 	default:
 		return nil, fmt.Errorf("CELLD_DURABILITY=%q: want bucket or fleet", o.Durability)
 	}
@@ -62,6 +62,10 @@ func (f *fleetDurability) routes(mux *http.ServeMux, secret []byte) {
 	fleetlog.Routes(mux, f.disk, &fleet.Verifier{Secret: secret}, func() bool {
 		fn := f.fn.Load()
 		return fn != nil && fn.Serving()
+	}, func(from string) {
+		if l := f.log.Load(); l != nil {
+			l.Hello(from)
+		}
 	})
 }
 
@@ -70,9 +74,17 @@ func (f *fleetDurability) routes(mux *http.ServeMux, secret []byte) {
 func (f *fleetDurability) started(fn *fleet.Node, objs *objects, log *slog.Logger, resumed bool) {
 	f.fn.Store(fn)
 	f.rec.Session = fn.Session()
-	f.log = fleetlog.NewLog(fleetlog.Config{Store: f.options.Store, Node: f.options.Node, Session: fn.Session(), Disk: f.disk,
+	l := fleetlog.NewLog(fleetlog.Config{Store: f.options.Store, Node: f.options.Node, Session: fn.Session(), Disk: f.disk,
 		Signer: f.signer, Delay: f.options.FleetUpload, Transfer: f.options.FleetTransfer, Logger: log, Resume: resumed})
-	objs.host.UseFleet(f.log, func(cell string, err error) {
+	f.log.Store(l)
+	// Cells activated before the first lease listing would not know
+	// whether the node is alone (host.Open replicates a lone node's
+	// cells as in bucket mode).
+	select {
+	case <-l.Scanned():
+	case <-time.After(10 * time.Second):
+	}
+	objs.host.UseFleet(l, func(cell string, err error) {
 		log.Error("cell stopped with fleet-acknowledged writes the bucket may lack; ending this session so its successor recovers them", "cell", cell, "err", err)
 		select {
 		case f.lost <- fmt.Errorf("%s: %w", cell, err):
@@ -85,14 +97,18 @@ func (f *fleetDurability) started(fn *fleet.Node, objs *objects, log *slog.Logge
 // record is sealed, so a successor needs no recovery, and its followers
 // forget it.
 func (f *fleetDurability) drained(ctx context.Context) {
-	if f != nil && f.log != nil {
-		f.log.SealClean(ctx)
+	if f != nil {
+		if l := f.log.Load(); l != nil {
+			l.SealClean(ctx)
+		}
 	}
 }
 
 func (f *fleetDurability) close() {
-	if f != nil && f.log != nil {
-		f.log.Close()
+	if f != nil {
+		if l := f.log.Load(); l != nil {
+			l.Close()
+		}
 	}
 }
 
@@ -103,8 +119,8 @@ func (f *fleetDurability) state() api.Durability {
 	}
 	d := api.Durability{Mode: DurabilityFleet, Disk: f.disk.ID(), Followers: []api.Follower{}, RecoveryInProgress: f.rec.InProgress(), Recovered: f.rec.Recovered()}
 	d.FollowerRetainedBytes, d.FollowerSessions = f.disk.Retained()
-	if f.log != nil {
-		st := f.log.State()
+	if l := f.log.Load(); l != nil {
+		st := l.State()
 		for _, m := range st.Followers {
 			d.Followers = append(d.Followers, api.Follower{Node: m.Node, Disk: m.Disk})
 		}
@@ -115,8 +131,18 @@ func (f *fleetDurability) state() api.Durability {
 	return d
 }
 
-// durabilityMode is CELLD_DURABILITY as published in the lease.
+// durabilityMode is CELLD_DURABILITY as published in the lease: a node's
+// own "" is the default, fleet.
 func durabilityMode(mode string) string {
+	if mode == "" {
+		return DurabilityFleet
+	}
+	return mode
+}
+
+// leaseMode is the durability mode of another node's lease: one without a
+// mode is from a node that predates fleet durability, bucket.
+func leaseMode(mode string) string {
 	if mode == "" {
 		return DurabilityBucket
 	}
@@ -143,7 +169,7 @@ func checkModes(ctx context.Context, store bucket.Store, node, mode string) erro
 		if li.Err != "" || l.Node == node || l.Kind == core.KindTool || l.Expires <= now {
 			continue
 		}
-		if m := durabilityMode(l.Durability); m != mode {
+		if m := leaseMode(l.Durability); m != mode {
 			others, theirs = append(others, l.Node), m
 		}
 	}

@@ -132,8 +132,8 @@ type Options struct {
 	// room within 10 s is refused (503). Default DefaultBodyMemory, and
 	// never below MaxRequestBody.
 	BodyMemory int64
-	// Durability is "bucket" (default) or "fleet" (CELLD_DURABILITY;
-	// fleet.go), with FleetUpload and FleetTransfer
+	// Durability is "fleet" (the default, "") or "bucket"
+	// (CELLD_DURABILITY; fleetdur.go), with FleetUpload and FleetTransfer
 	// (CELLD_FLEET_UPLOAD_MS, _TRANSFER_MS), RecoveryRetry and
 	// RecoveryRetries (CELLD_RECOVERY_RETRY_MS, _RETRIES).
 	Durability      string
