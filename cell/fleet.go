@@ -97,15 +97,33 @@ func (r *Replicator) WaitProof(ctx context.Context, txid uint64) (fleet bool, er
 	}
 }
 
-// runFleet is the group stage of a fleet-mode replicator: one batch at a
-// time, oldest first, to the group; then into the upload queue.
+// FleetWindow is how many batches of one cell may be on their way to the
+// group at once: the next batch is sent without waiting for the answer
+// to the one before (pipelined; the group's members keep each cell's
+// range contiguous, holding a batch until its predecessor arrived).
+const FleetWindow = 4
+
+// flight is a batch on its way to the group.
+type flight struct {
+	b      *batch
+	done   chan struct{}
+	proven bool
+}
+
+// runFleet is the group stage of a fleet-mode replicator: the oldest
+// batches, up to FleetWindow at once, to the group; their answers are
+// taken in batch order, each then into the upload queue. A batch's proof
+// counts only once every batch before it was proven too (by the group or
+// the bucket): the group's proof of a batch never stands in for an
+// earlier one.
 func (r *Replicator) runFleet() {
 	defer r.wg.Done()
+	var flights []*flight
+	unproven := uint64(0) // the last TXID of a batch the group did not prove
 	for {
 		r.mu.Lock()
-		var b *batch
-		if len(r.pending) > 0 && r.err == nil {
-			b = r.pending[0]
+		for len(flights) < FleetWindow && len(r.pending) > 0 && r.err == nil {
+			b := r.pending[0]
 			r.pending = r.pending[1:]
 			if b == r.open {
 				r.open = nil
@@ -114,10 +132,29 @@ func (r *Replicator) runFleet() {
 				r.lastSnap = max(r.lastSnap, b.max)
 			}
 			r.uploading = true
+			f := &flight{b: b, done: make(chan struct{})}
+			flights = append(flights, f)
+			after := r.durable
+			r.mu.Unlock()
+			r.filesMu.RLock()
+			data, err := encodeBatch(b, r.state.pageSize, r.wal, r.dbf)
+			r.filesMu.RUnlock()
+			if err != nil {
+				r.fail(fmt.Errorf("encode ltx %d-%d: %w", b.min, b.max, err))
+				close(f.done)
+			} else if len(data) > FleetMaxSegment {
+				close(f.done)
+			} else {
+				seg := Segment{Cell: r.cfg.Cell, Epoch: r.cfg.Epoch, Min: b.min, Max: b.max, After: after, Data: data}
+				go func() {
+					f.proven = r.cfg.Fleet.Append(r.ctx, seg)
+					close(f.done)
+				}()
+			}
+			r.mu.Lock()
 		}
-		after := r.durable
 		r.mu.Unlock()
-		if b == nil {
+		if len(flights) == 0 {
 			select {
 			case <-r.kick:
 				continue
@@ -125,22 +162,38 @@ func (r *Replicator) runFleet() {
 				return
 			}
 		}
-		proven := false
-		r.filesMu.RLock()
-		data, err := encodeBatch(b, r.state.pageSize, r.wal, r.dbf)
-		r.filesMu.RUnlock()
-		if err != nil {
-			r.fail(fmt.Errorf("encode ltx %d-%d: %w", b.min, b.max, err))
-		} else if len(data) <= FleetMaxSegment {
-			proven = r.cfg.Fleet.Append(r.ctx, Segment{Cell: r.cfg.Cell, Epoch: r.cfg.Epoch, Min: b.min, Max: b.max, After: after, Data: data})
+		select {
+		case <-flights[0].done:
+		case <-r.kick:
+			continue // more to send meanwhile
+		case <-r.ctx.Done():
+			for _, f := range flights {
+				<-f.done
+			}
+			return
 		}
+		// Every answered batch at the head, in order.
 		r.mu.Lock()
-		r.uploading = false
-		if proven && b.max > r.fleetDurable {
-			r.fleetDurable = b.max
-			r.notify()
+		for len(flights) > 0 {
+			f := flights[0]
+			select {
+			case <-f.done:
+			default:
+				goto waiting
+			}
+			flights = flights[1:]
+			proven := f.proven && unproven <= r.durable
+			if !proven {
+				unproven = max(unproven, f.b.max)
+			}
+			if proven && f.b.max > r.fleetDurable {
+				r.fleetDurable = f.b.max
+				r.notify()
+			}
+			r.upq = append(r.upq, queued{b: f.b, proven: proven, at: time.Now()})
 		}
-		r.upq = append(r.upq, queued{b: b, proven: proven, at: time.Now()})
+	waiting:
+		r.uploading = len(flights) > 0
 		r.mu.Unlock()
 		select {
 		case r.upKick <- struct{}{}:

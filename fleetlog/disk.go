@@ -15,6 +15,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/celldgo/celld/cell"
 	"github.com/celldgo/celld/fleet/core"
@@ -39,6 +40,8 @@ import (
 type Disk struct {
 	dir string
 	id  string
+	// GapWait overrides DefaultGapWait (set before the first Append).
+	GapWait time.Duration
 
 	mu       sync.Mutex
 	sessions map[string]*sessionLog
@@ -52,8 +55,9 @@ type sessionLog struct {
 	trimmed map[tailKey]uint64
 	live    int64 // bytes of records not trimmed (approximate)
 	index   []recordRef
-	gen     uint64 // bumped when the file is emptied
-	failed  error  // an fsync failed: the file cannot vouch for its writes any more
+	gen     uint64        // bumped when the file is emptied
+	failed  error         // an fsync failed: the file cannot vouch for its writes any more
+	grown   chan struct{} // closed when the ranges grow (or the session is sealed)
 
 	smu       sync.Mutex // one fsync at a time; held without d.mu
 	syncedGen uint64
@@ -199,8 +203,16 @@ func scanLog(f *os.File, fn func(s cell.Segment, at, n int64)) error {
 	}
 }
 
+// DefaultGapWait is how long Disk.Append holds a segment that would leave
+// a gap in its cell's range, waiting for the predecessor (pipelined
+// appends may arrive out of order), before it refuses it.
+const DefaultGapWait = time.Second
+
 // Append retains segs for owner session (addressed to disk to), fsynced,
-// and returns once they are. Idempotent per segment.
+// and returns once they are. Idempotent per segment: one already retained
+// is a no-op (a resend, or a hedged request's twin). A segment that would
+// leave a gap after what the session retains of its cell (or the bucket
+// held, After) waits up to GapWait for its predecessor, then is refused.
 func (d *Disk) Append(session, to string, segs []cell.Segment) error {
 	if !validSession(session) {
 		return fmt.Errorf("%w: bad session %q", ErrRefused, session)
@@ -214,11 +226,41 @@ func (d *Disk) Append(session, to string, segs []cell.Segment) error {
 	if err != nil {
 		return fmt.Errorf("retain segment: %w", err)
 	}
-	if why := core.AppendRefusal(d.id, to, sl.sealed); why != "" {
-		return fmt.Errorf("%w: %s", ErrRefused, why)
-	}
-	if sl.failed != nil {
-		return fmt.Errorf("%w: this disk failed an fsync of the session's log: %v", ErrRefused, sl.failed)
+	var deadline time.Time
+	for {
+		if why := core.AppendRefusal(d.id, to, sl.sealed); why != "" {
+			return fmt.Errorf("%w: %s", ErrRefused, why)
+		}
+		if sl.failed != nil {
+			return fmt.Errorf("%w: this disk failed an fsync of the session's log: %v", ErrRefused, sl.failed)
+		}
+		gap := gapIn(sl, segs)
+		if gap == "" {
+			break
+		}
+		gw := d.GapWait
+		if gw <= 0 {
+			gw = DefaultGapWait
+		}
+		if deadline.IsZero() {
+			deadline = time.Now().Add(gw)
+		}
+		wait := time.Until(deadline)
+		if wait <= 0 {
+			return fmt.Errorf("%w: %s (its predecessor did not arrive within %v)", ErrRefused, gap, gw)
+		}
+		if sl.grown == nil {
+			sl.grown = make(chan struct{})
+		}
+		grown := sl.grown
+		d.mu.Unlock()
+		t := time.NewTimer(wait)
+		select {
+		case <-grown:
+		case <-t.C:
+		}
+		t.Stop()
+		d.mu.Lock()
 	}
 	var buf bytes.Buffer
 	var refs []recordRef
@@ -230,9 +272,6 @@ func (d *Disk) Append(session, to string, segs []cell.Segment) error {
 			reach = sl.hi[k]
 		}
 		reach = max(reach, s.After)
-		if s.Min > reach+1 {
-			return fmt.Errorf("%w: %s epoch %d: segment %d-%d leaves a gap after %d", ErrRefused, s.Cell, s.Epoch, s.Min, s.Max, reach)
-		}
 		if s.Max <= sl.hi[k] {
 			continue // retained already
 		}
@@ -264,11 +303,34 @@ func (d *Disk) Append(session, to string, segs []cell.Segment) error {
 	for k, v := range hi {
 		sl.hi[k] = max(sl.hi[k], v)
 	}
+	if sl.grown != nil {
+		close(sl.grown) // appends waiting for a predecessor look again
+		sl.grown = nil
+	}
 	gen, end := sl.gen, sl.size
 	d.mu.Unlock()
 	err = d.syncTo(sl, gen, end)
 	d.mu.Lock()
 	return err
+}
+
+// gapIn says which segment of segs would leave a gap in its cell's range
+// ("" none), counting the earlier segments of segs. Call with d.mu held.
+func gapIn(sl *sessionLog, segs []cell.Segment) string {
+	hi := map[tailKey]uint64{}
+	for _, s := range segs {
+		k := tailKey{s.Cell, s.Epoch}
+		reach, ok := hi[k]
+		if !ok {
+			reach = sl.hi[k]
+		}
+		reach = max(reach, s.After)
+		if s.Min > reach+1 {
+			return fmt.Sprintf("%s epoch %d: segment %d-%d leaves a gap after %d", s.Cell, s.Epoch, s.Min, s.Max, reach)
+		}
+		hi[k] = max(reach, s.Max)
+	}
+	return ""
 }
 
 // syncTo returns once sl's file is durable through end (of generation
@@ -347,6 +409,10 @@ func (d *Disk) Seal(session, disk string, w io.Writer) error {
 		}
 		if err == nil {
 			sl.sealed = true
+			if sl.grown != nil {
+				close(sl.grown)
+				sl.grown = nil
+			}
 		}
 	}
 	if err != nil {
@@ -391,6 +457,10 @@ func (d *Disk) Forget(session string) {
 			return
 		}
 		sl.sealed = true
+		if sl.grown != nil {
+			close(sl.grown)
+			sl.grown = nil
+		}
 	}
 	if sl.f == nil {
 		return

@@ -6,8 +6,10 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/celldgo/celld/cell"
 )
@@ -38,12 +40,13 @@ func TestDisk_retainSealRestart(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	d.GapWait = 50 * time.Millisecond
 	const s = "sess1"
 	if err := d.Append(s, d.ID(), []cell.Segment{seg("A:1", 1, 1, 2, 0), seg("A:1", 1, 3, 3, 0)}); err != nil {
 		t.Fatal(err)
 	}
-	if err := d.Append(s, d.ID(), []cell.Segment{seg("A:1", 1, 5, 5, 0)}); !errors.Is(err, ErrRefused) {
-		t.Fatalf("a gap after 3: %v, want refused", err)
+	if err := d.Append(s, d.ID(), []cell.Segment{seg("A:1", 1, 5, 5, 0)}); !errors.Is(err, ErrRefused) || !strings.Contains(err.Error(), "segment 5-5 leaves a gap after 3") {
+		t.Fatalf("a gap after 3: %v, want refused, naming the gap", err)
 	}
 	if err := d.Append(s, "other-disk", []cell.Segment{seg("A:1", 1, 4, 4, 0)}); !errors.Is(err, ErrRefused) {
 		t.Fatalf("another disk: %v, want refused", err)
@@ -93,6 +96,48 @@ func TestDisk_retainSealRestart(t *testing.T) {
 	var buf bytes.Buffer
 	if err := d3.Seal(s, "lost-disk", &buf); !errors.Is(err, ErrRefused) {
 		t.Fatalf("seal for another disk: %v, want refused", err)
+	}
+}
+
+// TestDisk_outOfOrder: pipelined appends arriving out of order — a
+// segment whose predecessor is still on its way waits for it, and both
+// are retained in range order; a resend of either is a no-op.
+func TestDisk_outOfOrder(t *testing.T) {
+	d, err := OpenDisk(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	d.GapWait = time.Minute // the predecessor comes; the test must not depend on when
+	if err := d.Append("s", d.ID(), []cell.Segment{seg("A:1", 1, 1, 1, 0)}); err != nil {
+		t.Fatal(err)
+	}
+	later := make(chan error, 1)
+	go func() { later <- d.Append("s", d.ID(), []cell.Segment{seg("A:1", 1, 3, 3, 0), seg("B:1", 1, 1, 1, 0)}) }()
+	// Until 2 arrives, 3 is held: wait until its append is blocked on
+	// the gap (it has not answered), without assuming when it started.
+	select {
+	case err := <-later:
+		t.Fatalf("the append of 3 answered (%v) before its predecessor 2 arrived", err)
+	case <-time.After(50 * time.Millisecond):
+	}
+	if err := d.Append("s", d.ID(), []cell.Segment{seg("A:1", 1, 2, 2, 0)}); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-later; err != nil {
+		t.Fatalf("the append of 3 after 2 arrived: %v", err)
+	}
+	for _, sg := range []cell.Segment{seg("A:1", 1, 2, 2, 0), seg("A:1", 1, 3, 3, 0)} {
+		if err := d.Append("s", d.ID(), []cell.Segment{sg}); err != nil {
+			t.Fatalf("resend of %d: %v", sg.Min, err)
+		}
+	}
+	got := sealed(t, d, "s")
+	var ranges []string
+	for _, g := range got {
+		ranges = append(ranges, fmt.Sprintf("%s:%d-%d", g.Cell, g.Min, g.Max))
+	}
+	if want := "A:1:1-1 A:1:2-2 A:1:3-3 B:1:1-1"; strings.Join(ranges, " ") != want {
+		t.Fatalf("sealed range %v, want %s (each once, in order)", ranges, want)
 	}
 }
 

@@ -77,6 +77,9 @@ type Log struct {
 	peers   int
 	scanned chan struct{}
 	wake    chan struct{}
+	// pipelined appends (send.go)
+	senders map[core.Member]*sender
+	waiters map[*waiter]struct{}
 
 	// log packs (pack.go)
 	packKick    chan struct{}
@@ -149,7 +152,12 @@ func NewLog(cfg Config) *Log {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
-	l := &Log{cfg: cfg, client: &http.Client{Timeout: 30 * time.Second}, log: cfg.Logger,
+	// Keep-alive connections to the members: a few per member for the
+	// pipelined appends and their hedges, more for recovery's reads.
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	tr.MaxIdleConnsPerHost = 4 * sendWindow
+	l := &Log{cfg: cfg, client: &http.Client{Timeout: 30 * time.Second, Transport: tr}, log: cfg.Logger,
+		senders: map[core.Member]*sender{}, waiters: map[*waiter]struct{}{},
 		addrs: map[string]string{}, failed: map[core.Member]bool{}, tails: map[tailID]*tail{}, stop: make(chan struct{}),
 		urgent: make(chan struct{}), packKick: make(chan struct{}, 1), nextPack: 1, live: map[uint64]map[tailID]uint64{},
 		covered: map[tailID]uint64{}, peers: -1, scanned: make(chan struct{}), wake: make(chan struct{}, 1)}
@@ -286,19 +294,11 @@ func (l *Log) Append(ctx context.Context, s cell.Segment) bool {
 		l.count(false)
 		return false
 	}
-	ok := l.sendAll(ctx, targets, []cell.Segment{s})
-	l.mu.Lock()
-	proven := l.provenLocked(ok)
+	proven := l.sendTo(ctx, targets, s)
 	if proven {
+		l.mu.Lock()
 		t.proven = max(t.proven, s.Max)
-	}
-	l.mu.Unlock()
-	if !proven {
-		for _, m := range targets {
-			if !ok[m.Member] {
-				l.memberFailed(m.Member)
-			}
-		}
+		l.mu.Unlock()
 	}
 	l.count(proven)
 	return proven
@@ -553,6 +553,7 @@ func (l *Log) writeRecord(next core.LogRecord) bool {
 	if outcome == bucket.Applied {
 		l.mu.Lock()
 		l.rec, l.etag, l.exists, l.pending = next, obj.ETag, true, nil
+		l.recordChangedLocked()
 		l.mu.Unlock()
 		return true
 	}

@@ -55,7 +55,7 @@ func TestPeer_OwnerHangsUpIs503(t *testing.T) {
 		}
 	}()
 	ctx := context.Background()
-	owner, err := fleet.Start(ctx, store, fleet.Config{Node: "hangs-up", Advertise: ln.Addr().String(), Kind: core.KindNode, TTL: 30 * time.Second,
+	owner, err := fleet.Start(ctx, store, fleet.Config{Node: "hangs-up", Advertise: ln.Addr().String(), Kind: core.KindNode, TTL: 30 * time.Second, Durability: durabilityMode(""),
 		Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		t.Fatal(err)

@@ -23,7 +23,7 @@ import (
 func ghostOwner(t *testing.T, store bucket.Store, name string, ttl time.Duration) time.Time {
 	t.Helper()
 	ctx := context.Background()
-	n, err := fleet.Start(ctx, store, fleet.Config{Node: "ghost-" + name, Advertise: "127.0.0.1:1", Kind: core.KindNode, TTL: ttl,
+	n, err := fleet.Start(ctx, store, fleet.Config{Node: "ghost-" + name, Advertise: "127.0.0.1:1", Kind: core.KindNode, TTL: ttl, Durability: durabilityMode(""),
 		Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		t.Fatal(err)
