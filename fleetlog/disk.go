@@ -324,11 +324,11 @@ func gapIn(sl *sessionLog, segs []cell.Segment) string {
 		if !ok {
 			reach = sl.hi[k]
 		}
-		reach = max(reach, s.After)
-		if s.Min > reach+1 {
+		if !core.AppendFits(reach, s.After, s.Min, core.MutNone) {
+			reach = max(reach, s.After)
 			return fmt.Sprintf("%s epoch %d: segment %d-%d leaves a gap after %d", s.Cell, s.Epoch, s.Min, s.Max, reach)
 		}
-		hi[k] = max(reach, s.Max)
+		hi[k] = max(reach, s.After, s.Max)
 	}
 	return ""
 }

@@ -38,6 +38,10 @@ type Config struct {
 	Transfer time.Duration
 	// AppendTimeout bounds one append to the members. Default 2 s.
 	AppendTimeout time.Duration
+	// Slow, when set, is how long a member may take to answer an append
+	// before it is failed; default derived from its recent latency
+	// (send.go).
+	Slow time.Duration
 	// Recruit is how often the group looks for followers. Default 1 s.
 	Recruit time.Duration
 	// Resume: the process resumed a session a preserve drain left; its
@@ -586,6 +590,7 @@ func (l *Log) writeRecord(next core.LogRecord) bool {
 		if derr == nil {
 			l.rec, l.etag, l.exists = rec, o.ETag, true
 		}
+		l.recordChangedLocked()
 		applied := derr == nil && slices.Equal(rec.Members, next.Members) && rec.State == core.LogOpen && rec.PackFloor == next.PackFloor
 		l.mu.Unlock()
 		return applied

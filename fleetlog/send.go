@@ -143,6 +143,9 @@ func (s *sender) timings() (hedge, slow time.Duration) {
 	s.mu.Unlock()
 	hedge = min(max(hedgeFactor*lat, minHedge), maxHedge)
 	slow = min(max(slowFactor*lat, minSlow), s.l.cfg.AppendTimeout)
+	if s.l.cfg.Slow > 0 {
+		slow = s.l.cfg.Slow
+	}
 	return hedge, slow
 }
 

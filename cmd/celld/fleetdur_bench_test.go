@@ -1,12 +1,15 @@
 package main
 
 import (
+	"flag"
 	"fmt"
+	"io"
 	"maps"
 	"net"
 	"net/http"
 	"net/http/httputil"
 	"net/url"
+	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -17,6 +20,8 @@ import (
 
 	"github.com/celldgo/celld/internal/miniotest"
 )
+
+var benchMode = flag.String("fleet.benchmode", "", "BenchmarkFleetDurability: measure only this mode (bucket or fleet)")
 
 // latencyProxy sits in front of MinIO and adds a fixed delay to every
 // request, modelling a region-local object store; it counts PUTs by the
@@ -88,6 +93,26 @@ type modeResult struct {
 	ackedSame, putsSame int
 	cpu                 time.Duration  // the three nodes' CPU time, whole run
 	breakdown           map[string]int // 64 counters: requests by prefix
+	// the three nodes' CPU time per acknowledged write: one writer, 64
+	// writers on 64 counters, 64 on one counter (in each measured window)
+	cpuOne, cpu64, cpuSame time.Duration
+}
+
+// procCPU is a process's CPU time so far (user + system), from
+// /proc/<pid>/stat; 0 where that cannot be read.
+func procCPU(pid int) time.Duration {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0
+	}
+	// The fields after the command name (which may hold spaces).
+	f := strings.Fields(string(data[strings.LastIndexByte(string(data), ')')+1:]))
+	if len(f) < 13 {
+		return 0
+	}
+	ut, _ := strconv.ParseInt(f[11], 10, 64)
+	st, _ := strconv.ParseInt(f[12], 10, 64)
+	return time.Duration(ut+st) * time.Second / 100 // USER_HZ
 }
 
 // BenchmarkFleetDurability compares write acknowledgement latency and
@@ -96,25 +121,42 @@ type modeResult struct {
 // slower (a latency proxy in front of MinIO). Run it with
 //
 //	go test ./cmd/celld -run '^$' -bench FleetDurability -benchtime 1x
+//
+// (-fleet.benchmode=fleet measures fleet mode alone, for a quicker loop;
+// the ratios then need a bucket run's figures.)
 func BenchmarkFleetDurability(b *testing.B) {
 	bin := buildCelld(b)
 	srv := miniotest.Shared(b)
 	res := map[string]modeResult{}
-	for _, mode := range []string{"bucket", "fleet"} {
+	modes := []string{"bucket", "fleet"}
+	if *benchMode != "" {
+		modes = []string{*benchMode}
+	}
+	for _, mode := range modes {
 		res[mode] = runMode(b, bin, srv, mode)
 	}
 	f, k := res["fleet"], res["bucket"]
-	for _, mode := range []string{"bucket", "fleet"} {
+	if len(modes) == 1 {
+		// A zero result stands in for the mode not run.
+		k.acked64, k.ackedSame, k.p50, k.p50x, k.p50s = 1, 1, 1, 1, 1
+		f.acked64, f.ackedSame = max(f.acked64, 1), max(f.ackedSame, 1)
+	}
+	for _, mode := range modes {
 		r := res[mode]
 		b.Logf("%-6s 1 writer: p50 %v p99 %v | 64 writers on 64 counters: p50 %v p99 %v, %d acked, %d data PUTs (cells/ + log/: %.4f per ack), %d PUTs in all (%.4f per ack), %d DELETEs (%.4f per ack)",
 			mode, r.p50, r.p99, r.p50x, r.p99x, r.acked64, r.dataPuts, float64(r.dataPuts)/float64(r.acked64), r.allPuts, float64(r.allPuts)/float64(r.acked64),
 			r.deletes, float64(r.deletes)/float64(r.acked64))
 		b.Logf("%-6s 64 counters, bucket requests by kind: %v", mode, r.breakdown)
 	}
-	for _, mode := range []string{"bucket", "fleet"} {
+	for _, mode := range modes {
 		r := res[mode]
 		b.Logf("%-6s 64 writers on one counter: p50 %v p99 %v, %d acked, %d data PUTs (%.4f per ack); node CPU for the whole run %v",
 			mode, r.p50s, r.p99s, r.ackedSame, r.putsSame, float64(r.putsSame)/float64(r.ackedSame), r.cpu.Round(time.Millisecond))
+	}
+	for _, mode := range modes {
+		r := res[mode]
+		b.Logf("%-6s node CPU per acknowledged write (three nodes): 1 writer %v, 64 writers on 64 counters %v, 64 on one counter %v",
+			mode, r.cpuOne.Round(time.Microsecond), r.cpu64.Round(time.Microsecond), r.cpuSame.Round(time.Microsecond))
 	}
 	b.Logf("fleet/bucket p50 ratio: 1 writer %.3f, 64 writers %.3f, 64 writers on one counter %.3f",
 		float64(f.p50)/float64(k.p50), float64(f.p50x)/float64(k.p50x), float64(f.p50s)/float64(k.p50s))
@@ -124,6 +166,8 @@ func BenchmarkFleetDurability(b *testing.B) {
 	b.ReportMetric(float64(k.p50.Microseconds())/1000, "bucket-p50-ms")
 	b.ReportMetric(float64(f.dataPuts)/float64(f.acked64), "fleet-PUTs/ack-64cells")
 	b.ReportMetric(float64(k.dataPuts)/float64(k.acked64), "bucket-PUTs/ack-64cells")
+	b.ReportMetric(float64(f.cpuOne.Microseconds()), "fleet-cpu-us/ack-1writer")
+	b.ReportMetric(float64(f.cpu64.Microseconds()), "fleet-cpu-us/ack-64cells")
 }
 
 func runMode(b *testing.B, bin string, srv *miniotest.Server, mode string) modeResult {
@@ -151,14 +195,28 @@ func runMode(b *testing.B, bin string, srv *miniotest.Server, mode string) modeR
 			time.Sleep(100 * time.Millisecond)
 		}
 	}
+	// Keep-alive connections for all 64 writers (the default client keeps
+	// two idle per host: the rest would dial anew for every write).
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	tr.MaxIdleConnsPerHost = 128
+	client := &http.Client{Transport: tr}
+	defer tr.CloseIdleConnections()
 	write := func(name string) (time.Duration, bool) {
 		start := time.Now()
-		resp, err := http.Get(a.public + "/?name=" + name)
+		resp, err := client.Get(a.public + "/?name=" + name)
 		if err != nil {
 			return 0, false
 		}
+		io.Copy(io.Discard, resp.Body)
 		resp.Body.Close()
 		return time.Since(start), resp.StatusCode == 200
+	}
+	nodesCPU := func() time.Duration {
+		var d time.Duration
+		for _, p := range procs {
+			d += procCPU(p.cmd.Process.Pid)
+		}
+		return d
 	}
 	// Activate every counter first (cold activations are not measured).
 	var wg sync.WaitGroup
@@ -169,12 +227,16 @@ func runMode(b *testing.B, bin string, srv *miniotest.Server, mode string) modeR
 	wg.Wait()
 	var r modeResult
 	var one []time.Duration
+	cpu0 := nodesCPU()
 	for end := time.Now().Add(3 * time.Second); time.Now().Before(end); {
 		if d, ok := write("w0"); ok {
 			one = append(one, d)
 		}
 	}
 	r.p50, r.p99 = percentiles(one)
+	if len(one) > 0 {
+		r.cpuOne = (nodesCPU() - cpu0) / time.Duration(len(one))
+	}
 	// Steady state: the writers run for a warm-up and then a measured
 	// window, and what the bucket was asked during the window is set
 	// against the writes acknowledged in it. With 64 counters in fleet mode
@@ -182,19 +244,20 @@ func runMode(b *testing.B, bin string, srv *miniotest.Server, mode string) modeR
 	// holds a cell's own upload per cell as well as the log packs, their
 	// deletion and the floor writes.
 	breakdown := map[string]int{}
-	measure := func(warm, window time.Duration, name func(i int) string) (acks []time.Duration, puts, data, deletes int) {
+	measure := func(warm, window time.Duration, name func(i int) string) (acks []time.Duration, puts, data, deletes int, cpu time.Duration) {
 		clear(breakdown)
 		var mu sync.Mutex
 		var from, to time.Time
 		start := time.Now()
 		from, to = start.Add(warm), start.Add(warm+window)
 		var before, after map[string]int
+		var cpuFrom, cpuTo time.Duration
 		snap := make(chan struct{})
 		go func() {
 			time.Sleep(time.Until(from))
-			before = proxy.snapshot()
+			before, cpuFrom = proxy.snapshot(), nodesCPU()
 			time.Sleep(time.Until(to))
-			after = proxy.snapshot()
+			after, cpuTo = proxy.snapshot(), nodesCPU()
 			close(snap)
 		}()
 		for i := range 64 {
@@ -228,14 +291,17 @@ func runMode(b *testing.B, bin string, srv *miniotest.Server, mode string) modeR
 			}
 			puts += d
 		}
-		return acks, puts, data, deletes
+		if len(acks) > 0 {
+			cpu = (cpuTo - cpuFrom) / time.Duration(len(acks))
+		}
+		return acks, puts, data, deletes, cpu
 	}
 	var many []time.Duration
 	warm, window := time.Second, 5*time.Second
 	if mode == "fleet" {
 		warm, window = benchTransfer, benchTransfer
 	}
-	many, r.allPuts, r.dataPuts, r.deletes = measure(warm, window, func(i int) string { return fmt.Sprintf("w%d", i) })
+	many, r.allPuts, r.dataPuts, r.deletes, r.cpu64 = measure(warm, window, func(i int) string { return fmt.Sprintf("w%d", i) })
 	r.p50x, r.p99x = percentiles(many)
 	r.acked64 = len(many)
 	if r.acked64 == 0 {
@@ -248,9 +314,23 @@ func runMode(b *testing.B, bin string, srv *miniotest.Server, mode string) modeR
 	// 64 writers on one counter.
 	// One cell: its own uploads come every CheckpointFrames pages of
 	// batches, well within a few seconds under this load.
-	same, _, putsSame, _ := measure(2*time.Second, 10*time.Second, func(int) string { return "w0" })
+	same, _, putsSame, _, cpuSame := measure(2*time.Second, 10*time.Second, func(int) string { return "w0" })
+	r.cpuSame = cpuSame
 	r.p50s, r.p99s = percentiles(same)
 	r.ackedSame, r.putsSame = len(same), putsSame
+	// The group's troubles during the run, by message.
+	for n, p := range procs {
+		out := p.stderr.String()
+		var seen []string
+		for _, msg := range []string{"fleet append refused or failed", "fleet follower slow", "fleet followers dropped", "fleet follower joined", "write log pack failed"} {
+			if k := strings.Count(out, msg); k > 0 {
+				seen = append(seen, fmt.Sprintf("%q ×%d", msg, k))
+			}
+		}
+		if len(seen) > 0 {
+			b.Logf("%s node %s logged: %s", mode, n, strings.Join(seen, ", "))
+		}
+	}
 	for _, p := range procs {
 		p.cmd.Process.Kill()
 		p.wait()

@@ -159,6 +159,26 @@ func MayDrop(rec LogRecord, m Member, flushed bool) bool {
 	return flushed
 }
 
+// AppendFits is the follower's contiguity rule for pipelined appends: a
+// segment of TXIDs from min may be retained when it starts at most right
+// after what the follower retains of its cell epoch (reach) or what the
+// bucket held when it was sent (after). One that does not fit waits for
+// its predecessor (appends may arrive out of order) and is refused if it
+// does not come: a member's range never has a hole, so a member that
+// fsynced a segment holds every earlier one the bucket lacked.
+func AppendFits(reach, after, min uint64, mut Mutation) bool {
+	return mut == MutAckOutOfOrder || min <= max(reach, after)+1
+}
+
+// InOrder is the owner's rule for pipelined appends: a segment's fleet
+// proof counts for its acknowledgement only once every earlier segment of
+// its cell epoch is proven (by the group or the bucket) — the group's
+// answer to one append never stands in for an earlier one that has none.
+// predecessorsProven reports that.
+func InOrder(predecessorsProven bool, mut Mutation) bool {
+	return predecessorsProven || mut == MutAckOutOfOrder
+}
+
 // AppendRefusal says why a follower refuses an append ("" accepts it).
 // disk is the follower's disk identity, to the disk the append is for,
 // sealed whether the follower sealed the owner's session.

@@ -64,6 +64,7 @@ const (
 	MutErrorAsAbsent                // fleet: count a member that did not answer the seal as holding nothing
 	MutSkipPacks                    // fleet: the recovery gate collects the members' tails but not the session's log packs
 	MutFloorPastUncovered           // fleet: raise the pack floor (and delete) past packs no cell prefix covers yet
+	MutAckOutOfOrder                // fleet: pipelined appends — a follower takes a segment past a gap, and the owner acknowledges a segment whose predecessor is unproven
 )
 
 // Settle and retry bounds.

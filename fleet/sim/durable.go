@@ -44,10 +44,20 @@ type DurableResult struct {
 	Takeovers  int
 	Recovered  int // gates that collected a tail
 	FromPacks  int // log packs a gate uploaded
+	Hedges     int // appends sent again to a member slow to answer
+	GapWaits   int // appends a follower held until their predecessor arrived
 	Violation  string
 }
 
 const peerTimeout = 800
+
+// Pipelined appends: an append a member has not answered after hedgeAfter
+// is sent again (the first answer counts); a follower holds a segment
+// that would leave a gap for up to gapWait, waiting for its predecessor.
+const (
+	hedgeAfter = 40
+	gapWait    = 200
+)
 
 type seg struct {
 	cell  string
@@ -102,7 +112,8 @@ type ocell struct {
 	next      uint64
 	fsynced   map[uint64]map[core.Member]bool
 	proven    map[uint64]bool
-	acked     uint64
+	acked     uint64          // every write through this one acknowledged
+	ackedOut  map[uint64]bool // acknowledged beyond acked (MutAckOutOfOrder only)
 	uploaded  uint64
 	packed    uint64 // through this TXID in a pack (or uploaded)
 	uploading bool
@@ -252,6 +263,12 @@ func (w *dworld) on(nd *dnode, session string, fn func()) {
 // handle runs there and returns whether it accepted; reply runs back at
 // the caller exactly once, false on refusal, loss or timeout.
 func (w *dworld) rpc(from *dnode, session string, to *dnode, handle func() bool, reply func(ok bool)) {
+	w.rpcAsync(from, session, to, func(respond func(bool)) { respond(handle()) }, reply)
+}
+
+// rpcAsync is rpc with a handler that answers later (respond, at most
+// once, on the follower's same process session).
+func (w *dworld) rpcAsync(from *dnode, session string, to *dnode, handle func(respond func(bool)), reply func(ok bool)) {
 	answered := false
 	answer := func(ok bool) {
 		w.on(from, session, func() {
@@ -269,11 +286,12 @@ func (w *dworld) rpc(from *dnode, session string, to *dnode, handle func() bool,
 	w.at(w.now+w.lat(), func() {
 		toSession := to.session
 		w.on(to, toSession, func() {
-			ok := handle()
-			if cut() {
-				return
-			}
-			w.at(w.now+w.lat(), func() { answer(ok) })
+			handle(func(ok bool) {
+				if to.dead || to.session != toSession || cut() {
+					return
+				}
+				w.at(w.now+w.lat(), func() { answer(ok) })
+			})
 		})
 	})
 }
@@ -426,18 +444,32 @@ func (w *dworld) ack(p *owner, cell string, c *ocell, t uint64, fleet bool) {
 
 func members(p *owner) []core.Member { return slices.Clone(p.rec.Members) }
 
-// evaluate acknowledges every write whose proof is complete, in order.
+// evaluate acknowledges every write whose proof is complete, in order
+// (core.InOrder: a write's fleet proof counts once every earlier one is
+// proven).
 func (w *dworld) evaluate(p *owner, cell string, c *ocell) {
+	inOrder := true
 	for t := c.acked + 1; t < c.next; t++ {
 		fleet := false
 		if !c.proven[t] {
 			fs := c.fsynced[t]
 			fleet = !p.fenced && p.exists && core.FleetAcked(p.rec, p.pending, func(m core.Member) bool { return fs[m] }, w.o.Mutation)
 			if !fleet {
-				return
+				inOrder = false
+				continue
 			}
 		}
-		c.acked = t
+		if c.ackedOut[t] {
+			continue
+		}
+		if !core.InOrder(inOrder, w.o.Mutation) {
+			return
+		}
+		if inOrder {
+			c.acked = t
+		} else {
+			c.ackedOut[t] = true // acknowledged past an unproven one (the broken rule)
+		}
 		w.ack(p, cell, c, t, fleet)
 		if w.violation != "" {
 			return
@@ -468,60 +500,133 @@ func (w *dworld) write(nd *dnode, cell string) {
 }
 
 // appendTo sends segments to member m; after is what the bucket holds of
-// their cell (the follower's range may start right after it).
+// their cell (the follower's range may start right after it). An append
+// not answered after hedgeAfter is sent again (idempotent at the
+// follower); the first acceptance counts, a refusal only once every copy
+// was refused or lost.
 func (w *dworld) appendTo(nd *dnode, p *owner, m core.Member, segs []seg, after uint64) {
 	to := w.byName(m.Node)
-	w.rpc(nd, p.session, to, func() bool {
-		return w.follow(to, p.session, m.Disk, segs, after)
-	}, func(ok bool) {
-		for _, s := range segs {
-			c := p.cells[s.cell]
-			if c == nil || c.epoch != s.epoch {
-				continue
-			}
-			if ok {
-				c.fsynced[s.txid][m] = true
-				if p.joining != nil && *p.joining == m {
-					delete(p.joinNeed, s)
-				}
-			}
+	copies, failed, settled := 1, 0, false
+	handle := func(respond func(bool)) {
+		w.followWait(to, p.session, m.Disk, segs, after, w.now+gapWait, respond)
+	}
+	onReply := func(ok bool) {
+		if settled {
+			return
 		}
 		if !ok {
-			if p.joining != nil && *p.joining == m {
-				p.joining = nil
-			}
-			w.dropMember(nd, p, m)
-		}
-		if ok && p.joining != nil && *p.joining == m && len(p.joinNeed) == 0 {
-			w.join(nd, p)
-		}
-		for _, cell := range w.cells {
-			if c := p.cells[cell]; c != nil {
-				w.evaluate(p, cell, c)
+			if failed++; failed < copies {
+				return // the other copy may still be accepted
 			}
 		}
+		settled = true
+		w.appended(nd, p, m, segs, ok)
+	}
+	w.rpcAsync(nd, p.session, to, handle, onReply)
+	w.at(w.now+hedgeAfter, func() {
+		w.on(nd, p.session, func() {
+			if !settled && copies == 1 && failed == 0 {
+				copies++
+				w.res.Hedges++
+				w.tracef("%s hedges an append to %s", p.session, m.Node)
+				w.rpcAsync(nd, p.session, to, handle, onReply)
+			}
+		})
 	})
 }
 
-// follow is a follower taking an append: it keeps each cell's range
-// contiguous, fsyncs, then answers.
+// appended takes a member's answer to an append.
+func (w *dworld) appended(nd *dnode, p *owner, m core.Member, segs []seg, ok bool) {
+	for _, s := range segs {
+		c := p.cells[s.cell]
+		if c == nil || c.epoch != s.epoch {
+			continue
+		}
+		if ok {
+			c.fsynced[s.txid][m] = true
+			if p.joining != nil && *p.joining == m {
+				delete(p.joinNeed, s)
+			}
+		}
+	}
+	if !ok {
+		if p.joining != nil && *p.joining == m {
+			p.joining = nil
+		}
+		w.dropMember(nd, p, m)
+	}
+	if ok && p.joining != nil && *p.joining == m && len(p.joinNeed) == 0 {
+		w.join(nd, p)
+	}
+	for _, cell := range w.cells {
+		if c := p.cells[cell]; c != nil {
+			w.evaluate(p, cell, c)
+		}
+	}
+}
+
+// followWait is a follower taking an append that may have arrived before
+// its predecessor: it holds it (until deadline) while it would leave a
+// gap, then answers.
+func (w *dworld) followWait(nd *dnode, owner, disk string, segs []seg, after uint64, deadline int64, respond func(bool)) {
+	switch w.followOnce(nd, owner, disk, segs, after) {
+	case followed:
+		respond(true)
+	case refused:
+		respond(false)
+	case gap:
+		if w.now >= deadline {
+			respond(false) // a gap: this range could never be vouched for
+			return
+		}
+		w.res.GapWaits++
+		s := nd.session
+		w.at(w.now+5, func() {
+			w.on(nd, s, func() { w.followWait(nd, owner, disk, segs, after, deadline, respond) })
+		})
+	}
+}
+
+type followOutcome uint8
+
+const (
+	followed followOutcome = iota
+	refused
+	gap
+)
+
+// follow is a follower taking an append at once (a gap is refused).
 func (w *dworld) follow(nd *dnode, owner, disk string, segs []seg, after uint64) bool {
+	return w.followOnce(nd, owner, disk, segs, after) == followed
+}
+
+// followOnce keeps each cell's range contiguous (core.AppendFits): the
+// whole append fits, and is retained (fsynced), or none of it is.
+func (w *dworld) followOnce(nd *dnode, owner, disk string, segs []seg, after uint64) followOutcome {
 	if core.AppendRefusal(nd.disk, disk, nd.sealed[owner]) != "" {
-		return false
+		return refused
 	}
 	if nd.retained[owner] == nil {
 		nd.retained[owner], nd.hi[owner] = map[seg]bool{}, map[cellEpoch]uint64{}
 	}
+	reach := map[cellEpoch]uint64{}
 	for _, s := range segs {
 		k := cellEpoch{s.cell, s.epoch}
-		hi := max(nd.hi[owner][k], after)
-		if s.txid > hi+1 {
-			return false // a gap: this range could never be vouched for
+		r, ok := reach[k]
+		if !ok {
+			r = nd.hi[owner][k]
 		}
-		nd.retained[owner][s] = true
-		nd.hi[owner][k] = max(hi, s.txid)
+		if !core.AppendFits(r, after, s.txid, w.o.Mutation) {
+			return gap
+		}
+		reach[k] = max(r, after, s.txid)
 	}
-	return true
+	for _, s := range segs {
+		k := cellEpoch{s.cell, s.epoch}
+		nd.retained[owner][s] = true
+		nd.hi[owner][k] = max(nd.hi[owner][k], after, s.txid)
+	}
+	return followed
 }
 
 func (w *dworld) recruit(nd *dnode) {

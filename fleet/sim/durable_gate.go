@@ -82,7 +82,7 @@ func (w *dworld) restore(nd *dnode, p *owner, cell string, epoch uint64) {
 		w.tracef("%s restores %s at epoch %d: %d writes", p.session, cell, epoch, len(lineage))
 		n := uint64(len(lineage))
 		p.cells[cell] = &ocell{epoch: epoch, baseLen: n, next: n + 1, acked: n, uploaded: n,
-			fsynced: map[uint64]map[core.Member]bool{}, proven: map[uint64]bool{}}
+			fsynced: map[uint64]map[core.Member]bool{}, proven: map[uint64]bool{}, ackedOut: map[uint64]bool{}}
 	})
 }
 

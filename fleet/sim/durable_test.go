@@ -37,12 +37,14 @@ func TestDurable_Sweep(t *testing.T) {
 		tot.Takeovers += r.Takeovers
 		tot.Recovered += r.Recovered
 		tot.FromPacks += r.FromPacks
+		tot.Hedges += r.Hedges
+		tot.GapWaits += r.GapWaits
 	}
-	if tot.FleetAcked == 0 || tot.Recovered == 0 || tot.Takeovers == 0 || tot.FromPacks == 0 {
+	if tot.FleetAcked == 0 || tot.Recovered == 0 || tot.Takeovers == 0 || tot.FromPacks == 0 || tot.Hedges == 0 || tot.GapWaits == 0 {
 		t.Fatalf("the sweep exercised too little: %+v", tot)
 	}
-	t.Logf("%d schedules: %d acknowledged writes (%d on fleet proofs), %d takeovers, %d tails recovered, %d log packs recovered, 0 violations in %v",
-		*durableSeeds, tot.Acked, tot.FleetAcked, tot.Takeovers, tot.Recovered, tot.FromPacks, time.Since(start).Round(time.Millisecond))
+	t.Logf("%d schedules: %d acknowledged writes (%d on fleet proofs), %d takeovers, %d tails recovered, %d log packs recovered, %d appends hedged, %d held for a predecessor, 0 violations in %v",
+		*durableSeeds, tot.Acked, tot.FleetAcked, tot.Takeovers, tot.Recovered, tot.FromPacks, tot.Hedges, tot.GapWaits, time.Since(start).Round(time.Millisecond))
 }
 
 // TestDurable_CatchesBrokenRules proves the checker: each deliberately
@@ -57,6 +59,7 @@ func TestDurable_CatchesBrokenRules(t *testing.T) {
 		{"a member that did not answer counted as holding nothing", core.MutErrorAsAbsent},
 		{"recover the members' tails but not the log packs", core.MutSkipPacks},
 		{"raise the pack floor past packs no cell prefix covers", core.MutFloorPastUncovered},
+		{"acknowledge a pipelined append whose predecessor was not fsynced", core.MutAckOutOfOrder},
 	} {
 		t.Run(m.name, func(t *testing.T) {
 			for s := *first; s < *first+uint64(*durableSeeds); s++ {
