@@ -27,10 +27,12 @@ import (
 // Fleet is where a fleet-mode replicator sends its batches (package
 // fleetlog implements it for a node).
 type Fleet interface {
-	// Append sends one LTX segment to the replication group and reports
-	// whether every member fsynced it (a fleet proof). false: no proof
-	// (no group, or it changed); the bucket upload must prove it.
-	Append(ctx context.Context, s Segment) bool
+	// Send sends one LTX segment to the replication group — segments go
+	// out in the order Send is called, so a cell's batches reach each
+	// member in order on its connections — and returns the wait for the
+	// verdict: whether every member fsynced it (a fleet proof). false: no
+	// proof (no group, or it changed); the bucket upload must prove it.
+	Send(ctx context.Context, s Segment) (proven func() bool)
 	// Uploaded says the bucket holds cell's segments at epoch through
 	// txid: members may drop them.
 	Uploaded(cell string, epoch, txid uint64)
@@ -145,9 +147,9 @@ func (r *Replicator) runFleet() {
 			} else if len(data) > FleetMaxSegment {
 				close(f.done)
 			} else {
-				seg := Segment{Cell: r.cfg.Cell, Epoch: r.cfg.Epoch, Min: b.min, Max: b.max, After: after, Data: data}
+				wait := r.cfg.Fleet.Send(r.ctx, Segment{Cell: r.cfg.Cell, Epoch: r.cfg.Epoch, Min: b.min, Max: b.max, After: after, Data: data})
 				go func() {
-					f.proven = r.cfg.Fleet.Append(r.ctx, seg)
+					f.proven = wait()
 					close(f.done)
 				}()
 			}

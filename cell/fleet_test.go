@@ -2,6 +2,7 @@ package cell
 
 import (
 	"context"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -19,11 +20,12 @@ type fakeFleet struct {
 	uploaded uint64
 }
 
-func (f *fakeFleet) Append(_ context.Context, s Segment) bool {
+func (f *fakeFleet) Send(_ context.Context, s Segment) func() bool {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.segs = append(f.segs, s)
-	return f.prove
+	prove := f.prove
+	return func() bool { return prove }
 }
 
 func (f *fakeFleet) Uploaded(_ string, _ uint64, txid uint64) {
@@ -129,4 +131,145 @@ func TestReplicator_fleetRecoveredTailRestores(t *testing.T) {
 	if info.TXID != r.Captured() {
 		t.Errorf("restored TXID %d, want %d", info.TXID, r.Captured())
 	}
+}
+
+// heldFleet answers each Send only when the test says so.
+type heldFleet struct {
+	mu      sync.Mutex
+	sent    []Segment
+	verdict []chan bool
+	changed chan struct{}
+}
+
+func (f *heldFleet) Send(_ context.Context, s Segment) func() bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	v := make(chan bool, 1)
+	f.sent, f.verdict = append(f.sent, s), append(f.verdict, v)
+	select {
+	case f.changed <- struct{}{}:
+	default:
+	}
+	return func() bool { return <-v }
+}
+
+func (f *heldFleet) Uploaded(string, uint64, uint64) {}
+func (f *heldFleet) Delay() time.Duration            { return time.Hour }
+func (f *heldFleet) Urgent() <-chan struct{}         { return nil }
+
+// waitSent waits until n segments were sent (none answered meanwhile).
+func (f *heldFleet) waitSent(t *testing.T, n int) {
+	t.Helper()
+	deadline := time.After(10 * time.Second)
+	for {
+		f.mu.Lock()
+		k := len(f.sent)
+		f.mu.Unlock()
+		if k >= n {
+			return
+		}
+		select {
+		case <-f.changed:
+		case <-deadline:
+			t.Fatalf("%d segments sent, want %d before any answer: the batches are not pipelined", k, n)
+		}
+	}
+}
+
+func (f *heldFleet) answer(i int, proven bool) {
+	f.mu.Lock()
+	v := f.verdict[i]
+	f.mu.Unlock()
+	v <- proven
+}
+
+// heldStore holds every LTX upload until released.
+type heldStore struct {
+	bucket.Store
+	release chan struct{}
+}
+
+func (s *heldStore) Put(ctx context.Context, key string, data []byte, cond bucket.Cond) (bucket.Object, error) {
+	if strings.Contains(key, "/ltx/") {
+		select {
+		case <-s.release:
+		case <-ctx.Done():
+			return bucket.Object{}, ctx.Err()
+		}
+	}
+	return s.Store.Put(ctx, key, data, cond)
+}
+
+// TestReplicator_fleetPipelined: a batch goes to the group while the one
+// before it is still unanswered, and a proof counts in batch order — the
+// group proving batch 2 while batch 1 has no proof (and is not in the
+// bucket yet) leaves batch 2 to the bucket's proof: the group's answer
+// never stands in for an earlier batch. With both proven, both count.
+func TestReplicator_fleetPipelined(t *testing.T) {
+	for _, first := range []bool{false, true} {
+		store := &heldStore{Store: bucket.NewMem(), release: make(chan struct{})}
+		f := &heldFleet{changed: make(chan struct{}, 1)}
+		db, r := replicated(t, store, 1, RestoreInfo{}, func(c *ReplicatorConfig) { c.Fleet = f })
+		mustPut(t, db, "a", "1")
+		f.waitSent(t, 1)
+		t1 := r.Captured()
+		mustPut(t, db, "b", "2") // batch 1 is on its way: this one follows at once
+		f.waitSent(t, 2)
+		t2 := r.Captured()
+		if f.sent[0].Max != t1 || f.sent[1].Min != t1+1 || f.sent[1].Max != t2 {
+			t.Fatalf("sent %d-%d and %d-%d, want 1-%d and %d-%d", f.sent[0].Min, f.sent[0].Max, f.sent[1].Min, f.sent[1].Max, t1, t1+1, t2)
+		}
+		f.answer(1, true)
+		f.answer(0, first)
+		ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+		fleet, err := r.WaitProof(ctx, t2)
+		cancel()
+		if first && (err != nil || !fleet) {
+			t.Fatalf("both batches proven by the group: WaitProof = %v, %v; want a fleet proof", fleet, err)
+		}
+		if !first && err == nil {
+			t.Fatalf("batch 1 unproven and not in the bucket: batch 2's WaitProof = %v, want no proof yet", fleet)
+		}
+		close(store.release)
+		if !first {
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			fleet, err := r.WaitProof(ctx, t2)
+			cancel()
+			if err != nil || fleet || r.Durable() < t2 {
+				t.Fatalf("after the uploads: WaitProof = %v, %v (durable %d); want batch 2 proven by the bucket", fleet, err, r.Durable())
+			}
+		}
+		// Answer whatever the close's flush sends.
+		go func() {
+			for i := 2; ; i++ {
+				f.waitSentQuiet(i + 1)
+				if !f.answerIf(i) {
+					return
+				}
+			}
+		}()
+		closeReplicated(t, db, r)
+	}
+}
+
+func (f *heldFleet) waitSentQuiet(n int) {
+	for range 100 {
+		f.mu.Lock()
+		k := len(f.sent)
+		f.mu.Unlock()
+		if k >= n {
+			return
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+func (f *heldFleet) answerIf(i int) bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if i >= len(f.verdict) {
+		return false
+	}
+	f.verdict[i] <- false
+	return true
 }

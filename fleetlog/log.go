@@ -279,9 +279,10 @@ func (l *Log) State() State {
 	return st
 }
 
-// Append implements cell.Fleet: send s to every member (and a joiner),
-// then apply the acknowledgement rule.
-func (l *Log) Append(ctx context.Context, s cell.Segment) bool {
+// Send implements cell.Fleet: queue s for every member (and a joiner)
+// at once — segments go out in the order Send is called — and return the
+// wait for the acknowledgement rule's verdict.
+func (l *Log) Send(ctx context.Context, s cell.Segment) func() bool {
 	l.mu.Lock()
 	id := tailID{s.Cell, s.Epoch}
 	t := l.tails[id]
@@ -296,17 +297,23 @@ func (l *Log) Append(ctx context.Context, s cell.Segment) bool {
 	l.mu.Unlock()
 	if fenced || len(targets) == 0 {
 		l.count(false)
-		return false
+		return func() bool { return false }
 	}
-	proven := l.sendTo(ctx, targets, s)
-	if proven {
-		l.mu.Lock()
-		t.proven = max(t.proven, s.Max)
-		l.mu.Unlock()
+	w := l.enqueue(targets, s)
+	return func() bool {
+		proven := l.await(ctx, w)
+		if proven {
+			l.mu.Lock()
+			t.proven = max(t.proven, s.Max)
+			l.mu.Unlock()
+		}
+		l.count(proven)
+		return proven
 	}
-	l.count(proven)
-	return proven
 }
+
+// Append sends s and waits for the verdict (Send).
+func (l *Log) Append(ctx context.Context, s cell.Segment) bool { return l.Send(ctx, s)() }
 
 func (l *Log) count(proven bool) {
 	l.mu.Lock()

@@ -269,9 +269,8 @@ func (l *Log) recordChangedLocked() {
 	}
 }
 
-// sendTo queues s for every target and waits for the verdict (within
-// AppendTimeout and ctx).
-func (l *Log) sendTo(ctx context.Context, targets []member, s cell.Segment) bool {
+// enqueue queues s for every target.
+func (l *Log) enqueue(targets []member, s cell.Segment) *waiter {
 	w := &waiter{targets: targets, ok: map[core.Member]bool{}, answered: map[core.Member]bool{}, done: make(chan struct{})}
 	l.mu.Lock()
 	l.waiters[w] = struct{}{}
@@ -279,10 +278,17 @@ func (l *Log) sendTo(ctx context.Context, targets []member, s cell.Segment) bool
 	for _, t := range targets {
 		senders = append(senders, l.senderFor(t.Member))
 	}
-	l.mu.Unlock()
+	// Queued under l.mu, so two segments are queued in the same order
+	// for every member.
 	for _, sd := range senders {
 		sd.push(item{seg: s, w: w})
 	}
+	l.mu.Unlock()
+	return w
+}
+
+// await waits for w's verdict (within AppendTimeout and ctx).
+func (l *Log) await(ctx context.Context, w *waiter) bool {
 	timer := time.NewTimer(l.cfg.AppendTimeout + time.Second)
 	defer timer.Stop()
 	select {
