@@ -10,6 +10,7 @@ import (
 	"net/http/httputil"
 	"net/url"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -21,7 +22,10 @@ import (
 	"github.com/celldgo/celld/internal/miniotest"
 )
 
-var benchMode = flag.String("fleet.benchmode", "", "BenchmarkFleetDurability: measure only this mode (bucket or fleet)")
+var (
+	benchMode = flag.String("fleet.benchmode", "", "BenchmarkFleetDurability: measure only this mode (bucket or fleet)")
+	benchPerf = flag.String("fleet.perf", "", "BenchmarkFleetDurability: record the owner's CPU profile with perf (perf record -g) for 10 s of the 64-counter window into this file")
+)
 
 // latencyProxy sits in front of MinIO and adds a fixed delay to every
 // request, modelling a region-local object store; it counts PUTs by the
@@ -244,6 +248,7 @@ func runMode(b *testing.B, bin string, srv *miniotest.Server, mode string) modeR
 	// holds a cell's own upload per cell as well as the log packs, their
 	// deletion and the floor writes.
 	breakdown := map[string]int{}
+	profile := mode == "fleet" // the first fleet window: 64 counters
 	measure := func(warm, window time.Duration, name func(i int) string) (acks []time.Duration, puts, data, deletes int, cpu time.Duration) {
 		clear(breakdown)
 		var mu sync.Mutex
@@ -256,6 +261,11 @@ func runMode(b *testing.B, bin string, srv *miniotest.Server, mode string) modeR
 		go func() {
 			time.Sleep(time.Until(from))
 			before, cpuFrom = proxy.snapshot(), nodesCPU()
+			if *benchPerf != "" && profile {
+				profile = false
+				out, err := exec.Command("perf", "record", "-F", "499", "-g", "-p", strconv.Itoa(a.cmd.Process.Pid), "-o", *benchPerf, "--", "sleep", "10").CombinedOutput()
+				b.Logf("perf record of node a (%s mode) into %s: %v %s", mode, *benchPerf, err, tail(string(out), 300))
+			}
 			time.Sleep(time.Until(to))
 			after, cpuTo = proxy.snapshot(), nodesCPU()
 			close(snap)
