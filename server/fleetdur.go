@@ -127,6 +127,7 @@ func (f *fleetDurability) state() api.Durability {
 		d.Joining, d.LogRecord, d.LogFenced = st.Joining, string(st.Record), st.Fenced
 		d.RetainedBytes, d.FleetAcked, d.BucketProofs = st.RetainedBytes, st.FleetAcked, st.BucketProofs
 		d.Packs, d.PackBytes, d.LivePacks, d.PackFloor = st.Packs, st.PackBytes, st.LivePacks, st.PackFloor
+		d.AppendsHedged = l.Hedges()
 	}
 	return d
 }

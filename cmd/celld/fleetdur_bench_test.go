@@ -256,18 +256,18 @@ func runMode(b *testing.B, bin string, srv *miniotest.Server, mode string) modeR
 		start := time.Now()
 		from, to = start.Add(warm), start.Add(warm+window)
 		var before, after map[string]int
-		var cpuFrom, cpuTo time.Duration
+		var cpuFrom, cpuTo, ownerFrom, ownerTo time.Duration
 		snap := make(chan struct{})
 		go func() {
 			time.Sleep(time.Until(from))
-			before, cpuFrom = proxy.snapshot(), nodesCPU()
+			before, cpuFrom, ownerFrom = proxy.snapshot(), nodesCPU(), procCPU(a.cmd.Process.Pid)
 			if *benchPerf != "" && profile {
 				profile = false
 				out, err := exec.Command("perf", "record", "-F", "499", "-g", "-p", strconv.Itoa(a.cmd.Process.Pid), "-o", *benchPerf, "--", "sleep", "10").CombinedOutput()
 				b.Logf("perf record of node a (%s mode) into %s: %v %s", mode, *benchPerf, err, tail(string(out), 300))
 			}
 			time.Sleep(time.Until(to))
-			after, cpuTo = proxy.snapshot(), nodesCPU()
+			after, cpuTo, ownerTo = proxy.snapshot(), nodesCPU(), procCPU(a.cmd.Process.Pid)
 			close(snap)
 		}()
 		for i := range 64 {
@@ -303,6 +303,8 @@ func runMode(b *testing.B, bin string, srv *miniotest.Server, mode string) modeR
 		}
 		if len(acks) > 0 {
 			cpu = (cpuTo - cpuFrom) / time.Duration(len(acks))
+			b.Logf("%s window of %d acks: node CPU per ack %v, of which the owner (a) %v",
+				mode, len(acks), cpu.Round(time.Microsecond), ((ownerTo - ownerFrom) / time.Duration(len(acks))).Round(time.Microsecond))
 		}
 		return acks, puts, data, deletes, cpu
 	}

@@ -156,8 +156,9 @@ type Durability struct {
 	RetainedBytes         int64 `json:"retained_bytes"`
 	FollowerRetainedBytes int64 `json:"follower_retained_bytes"`
 	FollowerSessions      int   `json:"follower_sessions"`
-	FleetAcked            int64 `json:"fleet_acked"`   // segments proven on followers
-	BucketProofs          int64 `json:"bucket_proofs"` // segments left to the bucket (no group)
+	FleetAcked            int64 `json:"fleet_acked"`    // segments proven on followers
+	BucketProofs          int64 `json:"bucket_proofs"`  // segments left to the bucket (no group)
+	AppendsHedged         int64 `json:"appends_hedged"` // append requests sent again to a member slow to answer
 	RecoveryInProgress    int   `json:"recovery_in_progress"`
 	Recovered             int64 `json:"recovered"` // sessions this node recovered
 	// Log packs (the write-behind across cells): written by this session,
