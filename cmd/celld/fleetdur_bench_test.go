@@ -24,7 +24,8 @@ import (
 
 var (
 	benchMode = flag.String("fleet.benchmode", "", "BenchmarkFleetDurability: measure only this mode (bucket or fleet)")
-	benchPerf = flag.String("fleet.perf", "", "BenchmarkFleetDurability: record the owner's CPU profile with perf (perf record -g) for 10 s of the 64-counter window into this file")
+	benchPerf = flag.String("fleet.perf", "", "BenchmarkFleetDurability: record a node's CPU profile with perf (perf record -g) for 10 s of the 64-counter window into this file")
+	perfNode  = flag.String("fleet.perfnode", "a", "the node -fleet.perf records: a (the owner), b or c (its followers)")
 )
 
 // latencyProxy sits in front of MinIO and adds a fixed delay to every
@@ -263,8 +264,8 @@ func runMode(b *testing.B, bin string, srv *miniotest.Server, mode string) modeR
 			before, cpuFrom, ownerFrom = proxy.snapshot(), nodesCPU(), procCPU(a.cmd.Process.Pid)
 			if *benchPerf != "" && profile {
 				profile = false
-				out, err := exec.Command("perf", "record", "-F", "499", "-g", "-p", strconv.Itoa(a.cmd.Process.Pid), "-o", *benchPerf, "--", "sleep", "10").CombinedOutput()
-				b.Logf("perf record of node a (%s mode) into %s: %v %s", mode, *benchPerf, err, tail(string(out), 300))
+				out, err := exec.Command("perf", "record", "-F", "499", "-g", "-p", strconv.Itoa(procs[*perfNode].cmd.Process.Pid), "-o", *benchPerf, "--", "sleep", "10").CombinedOutput()
+				b.Logf("perf record of node %s (%s mode) into %s: %v %s", *perfNode, mode, *benchPerf, err, tail(string(out), 300))
 			}
 			time.Sleep(time.Until(to))
 			after, cpuTo, ownerTo = proxy.snapshot(), nodesCPU(), procCPU(a.cmd.Process.Pid)
