@@ -42,6 +42,8 @@ type Disk struct {
 	id  string
 	// GapWait overrides DefaultGapWait (set before the first Append).
 	GapWait time.Duration
+	// CompactAt overrides DefaultCompactAt (set before the first Append).
+	CompactAt int64
 
 	mu       sync.Mutex
 	sessions map[string]*sessionLog
@@ -53,11 +55,13 @@ type sessionLog struct {
 	sealed  bool
 	hi      map[tailKey]uint64 // contiguous reach of each retained range
 	trimmed map[tailKey]uint64
-	live    int64 // bytes of records not trimmed (approximate)
+	live    int64 // bytes of records not trimmed
 	index   []recordRef
-	gen     uint64        // bumped when the file is emptied
-	failed  error         // an fsync failed: the file cannot vouch for its writes any more
-	grown   chan struct{} // closed when the ranges grow (or the session is sealed)
+	byKey   map[tailKey][]int // each cell epoch's records: positions in index, in order
+	trimAt  map[tailKey]int   // how many of byKey[k] are trimmed
+	gen     uint64            // bumped when the file is emptied
+	failed  error             // an fsync failed: the file cannot vouch for its writes any more
+	grown   chan struct{}     // closed when the ranges grow (or the session is sealed)
 
 	smu       sync.Mutex // one fsync at a time; held without d.mu
 	syncedGen uint64
@@ -152,8 +156,7 @@ func (d *Disk) session(session string, create bool) (*sessionLog, error) {
 	err = scanLog(f, func(s cell.Segment, at, n int64) {
 		k := tailKey{s.Cell, s.Epoch}
 		sl.hi[k] = max(sl.hi[k], s.Max)
-		sl.index = append(sl.index, recordRef{key: k, min: s.Min, max: s.Max, off: at, n: n})
-		sl.live += n
+		sl.addRef(recordRef{key: k, min: s.Min, max: s.Max, off: at, n: n})
 		off = at + n
 	})
 	if err != nil {
@@ -298,8 +301,9 @@ func (d *Disk) Append(session, to string, segs []cell.Segment) error {
 		return fmt.Errorf("retain segment: %w", err)
 	}
 	sl.size += int64(buf.Len())
-	sl.live += int64(buf.Len())
-	sl.index = append(sl.index, refs...)
+	for _, r := range refs {
+		sl.addRef(r)
+	}
 	for k, v := range hi {
 		sl.hi[k] = max(sl.hi[k], v)
 	}
@@ -359,33 +363,37 @@ func (d *Disk) syncTo(sl *sessionLog, gen uint64, end int64) error {
 }
 
 // Trim drops a session's segments of cell at epoch through txid (the
-// bucket has them); once nothing is left the log is emptied.
+// bucket has them); once nothing is left the log is emptied, and once
+// most of a large log is trimmed its live records are rewritten into a
+// new one (compact), so a session written without pause does not grow
+// its log without bound.
 func (d *Disk) Trim(session, cellName string, epoch, txid uint64) {
 	if !validSession(session) {
 		return
 	}
 	d.mu.Lock()
-	defer d.mu.Unlock()
 	sl, err := d.session(session, false)
 	if err != nil || sl.f == nil || sl.sealed {
+		d.mu.Unlock()
 		return
 	}
 	k := tailKey{cellName, epoch}
 	if txid <= sl.trimmed[k] {
+		d.mu.Unlock()
 		return
 	}
 	sl.trimmed[k] = txid
-	var live int64
-	for _, r := range sl.index {
-		if r.max > sl.trimmed[r.key] {
-			live += r.n
-		}
-	}
-	sl.live = live
-	if live == 0 && sl.f.Truncate(0) == nil {
+	sl.trimKey(k, txid)
+	if sl.live == 0 && sl.f.Truncate(0) == nil {
 		sl.f.Sync()
-		sl.size, sl.index = 0, nil
+		sl.size = 0
+		sl.resetIndex()
 		sl.gen++
+	}
+	due := d.compactDue(sl)
+	d.mu.Unlock()
+	if due {
+		d.compact(session, sl)
 	}
 }
 
@@ -467,7 +475,8 @@ func (d *Disk) Forget(session string) {
 	}
 	sl.f.Truncate(0)
 	sl.f.Sync()
-	sl.size, sl.index, sl.live = 0, nil, 0
+	sl.size = 0
+	sl.resetIndex()
 	sl.gen++
 }
 
