@@ -122,7 +122,7 @@ func TestLog_hedgedAppend(t *testing.T) {
 func TestLog_slowFollowerDropped(t *testing.T) {
 	var mu sync.Mutex
 	calls := 0
-	g := newTestGroup(t, Config{Slow: 200 * time.Millisecond, AppendTimeout: time.Minute}, func(r *http.Request) bool {
+	g := newTestGroup(t, Config{Slow: time.Second, AppendTimeout: time.Minute}, func(r *http.Request) bool {
 		mu.Lock()
 		defer mu.Unlock()
 		calls++

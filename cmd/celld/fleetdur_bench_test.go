@@ -331,6 +331,12 @@ func runMode(b *testing.B, bin string, srv *miniotest.Server, mode string) modeR
 	r.cpuSame = cpuSame
 	r.p50s, r.p99s = percentiles(same)
 	r.ackedSame, r.putsSame = len(same), putsSame
+	if mode == "fleet" {
+		if st, err := c.state("a"); err == nil {
+			b.Logf("fleet node a: %d segments proven on followers, %d by the bucket, %d append requests hedged, group %+v",
+				st.Durability.FleetAcked, st.Durability.BucketProofs, st.Durability.AppendsHedged, st.Durability.Followers)
+		}
+	}
 	// The group's troubles during the run, by message.
 	for n, p := range procs {
 		out := p.stderr.String()
@@ -342,6 +348,13 @@ func runMode(b *testing.B, bin string, srv *miniotest.Server, mode string) modeR
 		}
 		if len(seen) > 0 {
 			b.Logf("%s node %s logged: %s", mode, n, strings.Join(seen, ", "))
+		}
+		if i := strings.Index(out, "fleet append refused or failed"); i >= 0 {
+			line := out[i:]
+			if j := strings.IndexByte(line, '\n'); j >= 0 {
+				line = line[:j]
+			}
+			b.Logf("%s node %s, first append failure: %s", mode, n, line)
 		}
 	}
 	for _, p := range procs {
