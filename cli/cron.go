@@ -24,7 +24,7 @@ func cronCommand(g *globals) *cli.Command {
 		Commands: []*cli.Command{{
 			Name: "list",
 			Usage: "the live Worker's cron triggers (or --name's): each expression's next occurrence, last run, outcome and retry, " +
-				"as the bucket holds them (no node needed)",
+				"as the bucket holds them (no node needed; in fleet mode as of the cron cell's last own upload)",
 			Flags: []cli.Flag{
 				&cli.BoolFlag{Name: "json", Usage: "print JSON", Destination: &asJSON},
 				&cli.StringFlag{Name: "name", Usage: "the Worker (default: the live deployment's)", Destination: &name},

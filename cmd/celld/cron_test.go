@@ -32,8 +32,12 @@ type cronListed struct {
 
 // cronEnv: the test-only seconds field (testdata/cron fires every 2 s),
 // a fast waker, a skew margin making a takeover take ~5 s: longer than two
-// periods, so the outage after the kill has occurrences to skip.
-var cronEnv = []string{"CELLD_TEST_CRON_SECONDS=1", "CELLD_WAKER_TICK_MS=300", "CELLD_SKEW_MARGIN_MS=3000"}
+// periods, so the outage after the kill has occurrences to skip. The test
+// watches the schedule with `celld cron list`, which reads the cron cell
+// from the bucket: in fleet mode (the default) a cell's own upload waits
+// CELLD_FLEET_TRANSFER_MS (30 s; the followers and log packs hold its
+// writes meanwhile), so the nodes upload every 200 ms here.
+var cronEnv = []string{"CELLD_TEST_CRON_SECONDS=1", "CELLD_WAKER_TICK_MS=300", "CELLD_SKEW_MARGIN_MS=3000", "CELLD_FLEET_TRANSFER_MS=200"}
 
 const cronPeriod = 2000 // ms
 
