@@ -27,9 +27,11 @@ func Exists(ctx context.Context, store bucket.Store, script string) (bool, error
 
 // Read returns the schedule of script as the bucket holds it: the cron
 // cell restored into a scratch file, without taking its ownership, so it
-// works with no node running and disturbs none. It is what the owner has
-// made durable (every recorded run is: a run is recorded, and durable,
-// before the next starts).
+// works with no node running and disturbs none. In bucket mode it is what
+// the owner has made durable (every recorded run is: a run is recorded,
+// and durable, before the next starts); in fleet mode a recorded run is
+// durable on the owner's followers first and reaches the cell's prefix
+// with its next own upload (CELLD_FLEET_TRANSFER_MS).
 func Read(ctx context.Context, store bucket.Store, script string) (State, error) {
 	name := CellName(script)
 	if ok, err := Exists(ctx, store, script); err != nil || !ok {
