@@ -70,6 +70,17 @@ func (h *Host) StreamReader(stream goja.Value) (io.ReadCloser, int64, error) {
 	return h.iso.newBodyStream(reader), -1, nil
 }
 
+// StreamDisturbed reports whether stream, a ReadableStream, has been
+// read from or taken whole (a body used once). Call it on the loop.
+func (h *Host) StreamDisturbed(stream goja.Value) bool {
+	f, ok := goja.AssertFunction(h.iso.internal.Get("isDisturbed"))
+	if !ok {
+		return false
+	}
+	v, err := f(goja.Undefined(), stream)
+	return err == nil && v.ToBoolean()
+}
+
 // BodySize is the length of a Go body known before it is read — an R2
 // object's, a request's with a Content-Length: the Size of a body that
 // has one (SizedBody, or a bytes.Reader's), else -1. A host writing such a
