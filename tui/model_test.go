@@ -202,7 +202,7 @@ func TestModel_View(t *testing.T) {
 			o := normalFleet(t0)
 			o.Nodes[0].State.Durability = api.Durability{Mode: "fleet", Disk: "d-a", Followers: []api.Follower{}, LogRecord: "open", FleetAcked: 10, BucketProofs: 4}
 			o.Nodes[1].State.Durability = api.Durability{Mode: "fleet", Disk: "d-b", Followers: []api.Follower{{Node: "node-a", Disk: "d-a"}, {Node: "node-c", Disk: "d-c"}},
-				LogRecord: "open", RetainedBytes: 3 << 10, FollowerRetainedBytes: 12 << 10, FollowerSessions: 2, FleetAcked: 900,
+				LogRecord: "open", RetainedBytes: 3 << 10, FollowerRetainedBytes: 12 << 10, FollowerSessions: 2, FleetAcked: 900, BucketProofs: 6, AppendsHedged: 3,
 				Packs: 41, PackBytes: 2 << 20, LivePacks: 7, PackFloor: 35, RecoveryInProgress: 1, Recovered: 2}
 			o.Nodes[2].State.Durability = api.Durability{Mode: "bucket"}
 			return o

@@ -332,7 +332,11 @@ func durabilityLines(d api.Durability) []string {
 	}
 	second := fmt.Sprintf("retains %s for the bucket · %d log packs (%d live) · this disk holds %s for %d sessions",
 		fmtBytes(uint64(max(0, d.RetainedBytes))), d.Packs, d.LivePacks, fmtBytes(uint64(max(0, d.FollowerRetainedBytes))), d.FollowerSessions)
-	return []string{out, second}
+	// How the writes were proven: a group that keeps failing shows as
+	// bucket proofs growing, a slow member as hedged appends.
+	third := fmt.Sprintf("proofs: %d segments on followers, %d by the bucket · %d appends hedged",
+		d.FleetAcked, d.BucketProofs, d.AppendsHedged)
+	return []string{out, second, third}
 }
 
 // detail is the selected node's pane: who it is, then its cells with phase
