@@ -122,7 +122,9 @@ func TestLog_hedgedAppend(t *testing.T) {
 func TestLog_slowFollowerDropped(t *testing.T) {
 	var mu sync.Mutex
 	calls := 0
-	g := newTestGroup(t, Config{Slow: time.Second, AppendTimeout: time.Minute}, func(r *http.Request) bool {
+	// Slow must exceed what the healthy member may take on a loaded
+	// machine (its fsync included), or both would be failed.
+	g := newTestGroup(t, Config{Slow: 3 * time.Second, AppendTimeout: time.Minute}, func(r *http.Request) bool {
 		mu.Lock()
 		defer mu.Unlock()
 		calls++
