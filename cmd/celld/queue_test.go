@@ -35,9 +35,14 @@ func TestQueue_DeliveredAfterOwnerKill9(t *testing.T) {
 	}
 	tmp := t.TempDir()
 	lease := "CELLD_QUEUE_LEASE_MS=3000"
+	// The survivor must not lose its own lease: with fleetTTL's 2 s a
+	// node's lease writes time out after 667 ms, which a loaded CI
+	// machine's MinIO can take, and a fenced survivor fails the test with
+	// nothing to deliver the queue. 6 s gives its writes 2 s.
+	ttl := "CELLD_TTL_MS=6000"
 	nodes := []*fleetNode{
-		startFleetNode(t, bin, srv, bucketName, "node-a", filepath.Join(tmp, "a"), lease),
-		startFleetNode(t, bin, srv, bucketName, "node-b", filepath.Join(tmp, "b"), lease),
+		startFleetNode(t, bin, srv, bucketName, "node-a", filepath.Join(tmp, "a"), lease, ttl),
+		startFleetNode(t, bin, srv, bucketName, "node-b", filepath.Join(tmp, "b"), lease, ttl),
 	}
 	const total, chunk, clients = 10000, 50, 8
 	var killed atomic.Int32 // index+1 of the killed node
