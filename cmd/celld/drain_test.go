@@ -202,7 +202,12 @@ func TestFleet_DrainUnderLoad(t *testing.T) {
 	worst := during[len(during)-1]
 	t.Logf("drain: A exited %v after SIGTERM; %d acknowledged writes, %d lost; request time with retries: before SIGTERM p50 %v p99 %v, after p50 %v p99 %v max %v (the handoff gap; lease TTL %v)",
 		exitAfter.Round(time.Millisecond), total, lost, pct(before, 50), pct(before, 99), pct(during, 50), pct(during, 99), worst.Round(time.Millisecond), ttl)
-	if worst >= ttl/2 {
+	// A request that waited for A's lease took at least what was left of
+	// it when A exited (it renews every third of the TTL: two thirds
+	// left) plus B's skew margin (fleetMargin) — over the TTL. Anything
+	// shorter is the handoff itself, however slow a loaded machine
+	// makes it (6 s seen at load 20, with p99 before SIGTERM at 0.5 s).
+	if worst >= ttl {
 		t.Errorf("a request took %v during the handoff: B seems to have waited for A's lease (TTL %v)", worst, ttl)
 	}
 }
