@@ -93,6 +93,7 @@ type DB struct {
 	parker        atomic.Pointer[func()]
 	lastUse       atomic.Int64 // unix nanos of the last storage call
 	parkAsked     atomic.Int64 // unix nanos of the pool's last request
+	pinned        atomic.Bool  // kept open: never parked (Pin)
 	saved         []int64      // connPragmas, while parked
 	// beforePark (the replicator) agrees to a park and readies the WAL for
 	// it; afterUnpark takes the reopened connection back.

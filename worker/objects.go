@@ -147,6 +147,7 @@ func (o *Object) run() {
 	defer o.rt.removeObject(o)
 	defer o.cancel()
 	defer o.rollbackAll()
+	defer o.dropWaiter()
 	defer func() {
 		if p := recover(); p != nil {
 			o.iso.log.Error("durable object crashed", "panic", fmt.Sprint(p), "stack", string(debug.Stack()))
@@ -185,6 +186,12 @@ func (o *Object) Close(ctx context.Context) error {
 		sctx, cancel := context.WithDeadline(ctx, deadline)
 		o.closeSockets(sctx, 1012, "celld: the Durable Object is moving; reconnect")
 		cancel()
+		// A prepared alarm waiting for its time is not in flight: it is
+		// left to whoever runs the object next (objects_alarm_prepare.go).
+		select {
+		case o.iso.tasks <- o.abandonWaiter:
+		default:
+		}
 		if !o.waitIdle(ctx, deadline) {
 			o.closeErr = fmt.Errorf("close object %s:%s: events still in flight were cut off", o.class, o.id)
 		}
