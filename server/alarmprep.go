@@ -16,10 +16,13 @@ import (
 // handler never starts early; only the costs that would have made it
 // late are paid early.
 //
-// Bounds: at most maxPreparing preparations run at once and at most
-// maxWaiting objects wait prepared (each holds its database open and
-// pinned, so maxWaiting is a small share of the open-cell bound); an
-// alarm that finds no room fires at its time the plain way. The lead is
+// Bounds: at most maxPreparing preparations run at once (8 per core: a
+// preparation mostly waits for a core, and the bound is against a burst
+// of alarms due at once) and at most maxWaiting objects wait prepared
+// (each holds its database open and pinned, so maxWaiting is a quarter
+// of the open-cell bound); an alarm that finds no room tries again
+// halfway to its time, and fires at its time the plain way when there is
+// still none close to it. The lead is
 // adaptive: twice the recent peak of what a preparation took (from the
 // time it was meant to start, so a late timer counts), within
 // [prepMinLead, prepMaxLead]. A draining node prepares nothing.
@@ -35,6 +38,9 @@ const (
 	// prepWaitSlack is how much later than the host's clock says the
 	// object may find the alarm and still wait for it.
 	prepWaitSlack = 50 * time.Millisecond
+	// prepRetryFloor: an alarm this close that found no room to prepare
+	// fires at its time unprepared.
+	prepRetryFloor = 5 * time.Millisecond
 )
 
 // alarmPrepOff turns preparation off on the nodes started from now on
@@ -53,6 +59,7 @@ type alarmPrep struct {
 	peakAt    time.Time
 
 	prepared, skipped atomic.Int64 // tickets readied; alarms fired unprepared for want of room
+	late              atomic.Int64 // tickets readied only after their alarm's time
 }
 
 // newAlarmPrep bounds preparations for a node whose open-cell bound is
@@ -60,9 +67,9 @@ type alarmPrep struct {
 func newAlarmPrep(maxOpen int) *alarmPrep {
 	waiting := 256
 	if maxOpen > 0 {
-		waiting = max(1, maxOpen/8)
+		waiting = max(1, maxOpen/4)
 	}
-	return &alarmPrep{maxPreparing: max(4, 2*runtime.GOMAXPROCS(0)), maxWaiting: waiting, peak: prepInitialPeak}
+	return &alarmPrep{maxPreparing: max(8, 8*runtime.GOMAXPROCS(0)), maxWaiting: waiting, peak: prepInitialPeak}
 }
 
 // lead is how long before an alarm its preparation starts.
@@ -100,13 +107,14 @@ func (p *alarmPrep) note(cost time.Duration) {
 type prepTicket struct {
 	p        *alarmPrep
 	from     time.Time // when the preparation was meant to start
+	due      time.Time // the alarm's time
 	readied  bool      // under p.mu
 	released bool
 }
 
-// acquire takes room for one preparation meant to start at from, or
-// reports nil when there is none.
-func (p *alarmPrep) acquire(from time.Time) *prepTicket {
+// acquire takes room for one preparation meant to start at from, for an
+// alarm due at due, or reports nil when there is none.
+func (p *alarmPrep) acquire(from, due time.Time) *prepTicket {
 	if p == nil {
 		return nil
 	}
@@ -118,12 +126,13 @@ func (p *alarmPrep) acquire(from time.Time) *prepTicket {
 	}
 	p.preparing++
 	p.waiting++
-	return &prepTicket{p: p, from: from}
+	return &prepTicket{p: p, from: from, due: due}
 }
 
 // ready: the object is prepared (it waits now, or runs at once).
 func (t *prepTicket) ready() {
-	cost := time.Since(t.from)
+	now := time.Now()
+	cost := now.Sub(t.from)
 	t.p.mu.Lock()
 	if t.readied || t.released {
 		t.p.mu.Unlock()
@@ -133,6 +142,9 @@ func (t *prepTicket) ready() {
 	t.p.preparing--
 	t.p.mu.Unlock()
 	t.p.prepared.Add(1)
+	if now.After(t.due) {
+		t.p.late.Add(1)
+	}
 	t.p.note(cost)
 }
 
@@ -152,14 +164,14 @@ func (t *prepTicket) release() {
 
 // prepStats are the counters of a node's alarm preparation.
 type prepStats struct {
-	Prepared, Skipped int64
-	Lead              time.Duration
-	Preparing, Wait   int
+	Prepared, Skipped, Late int64
+	Lead                    time.Duration
+	Preparing, Wait         int
 }
 
 func (p *alarmPrep) stats() prepStats {
 	lead := p.lead()
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	return prepStats{Prepared: p.prepared.Load(), Skipped: p.skipped.Load(), Lead: lead, Preparing: p.preparing, Wait: p.waiting}
+	return prepStats{Prepared: p.prepared.Load(), Skipped: p.skipped.Load(), Late: p.late.Load(), Lead: lead, Preparing: p.preparing, Wait: p.waiting}
 }

@@ -10,17 +10,17 @@ import (
 // given back once (however often released), and an alarm that finds no
 // room is counted skipped.
 func TestAlarmPrep_bounds(t *testing.T) {
-	p := newAlarmPrep(80) // 10 may wait
-	if p.maxWaiting != 10 || p.maxPreparing < 4 {
+	p := newAlarmPrep(400) // 100 may wait
+	if p.maxWaiting != 100 || p.maxPreparing < 8 || p.maxPreparing >= p.maxWaiting {
 		t.Fatalf("bounds %d waiting, %d preparing", p.maxWaiting, p.maxPreparing)
 	}
 	var ts []*prepTicket
 	for range p.maxPreparing {
-		if tk := p.acquire(time.Now()); tk != nil {
+		if tk := p.acquire(time.Now(), time.Now().Add(time.Hour)); tk != nil {
 			ts = append(ts, tk)
 		}
 	}
-	if len(ts) != p.maxPreparing || p.acquire(time.Now()) != nil {
+	if len(ts) != p.maxPreparing || p.acquire(time.Now(), time.Now().Add(time.Hour)) != nil {
 		t.Fatalf("%d preparations let in, want %d and then none", len(ts), p.maxPreparing)
 	}
 	// Ready ones wait: room to prepare again, up to maxWaiting out.
@@ -29,14 +29,14 @@ func TestAlarmPrep_bounds(t *testing.T) {
 		tk.ready()
 	}
 	for len(ts) < p.maxWaiting {
-		tk := p.acquire(time.Now())
+		tk := p.acquire(time.Now(), time.Now().Add(time.Hour))
 		if tk == nil {
 			t.Fatalf("refused with %d out of %d", len(ts), p.maxWaiting)
 		}
 		tk.ready()
 		ts = append(ts, tk)
 	}
-	if p.acquire(time.Now()) != nil {
+	if p.acquire(time.Now(), time.Now().Add(time.Hour)) != nil {
 		t.Fatalf("let in beyond %d waiting", p.maxWaiting)
 	}
 	ts[0].release()
@@ -45,13 +45,13 @@ func TestAlarmPrep_bounds(t *testing.T) {
 		t.Fatalf("stats %+v", st)
 	}
 	// A ticket released unready gives back both rooms.
-	tk := p.acquire(time.Now())
+	tk := p.acquire(time.Now(), time.Now().Add(time.Hour))
 	tk.release()
 	tk.ready() // too late: not counted
 	if st := p.stats(); st.Wait != p.maxWaiting-1 || st.Preparing != 0 || st.Prepared != int64(p.maxWaiting) {
 		t.Fatalf("after an unready release: %+v", st)
 	}
-	if newAlarmPrep(3).maxWaiting != 1 {
+	if newAlarmPrep(3).maxWaiting != 1 || newAlarmPrep(0).maxWaiting < 1 {
 		t.Fatal("a tiny open-cell bound must still let one alarm be prepared")
 	}
 }
@@ -71,9 +71,12 @@ func TestAlarmPrep_leadAdapts(t *testing.T) {
 	if l := p.lead(); l < 400*time.Millisecond || l > 403*time.Millisecond {
 		t.Fatalf("after a 200 ms preparation the lead is %v, want ~402 ms", l)
 	}
-	tk := p.acquire(time.Now().Add(-3 * time.Second)) // its timer went off 3 s late
+	tk := p.acquire(time.Now().Add(-3*time.Second), time.Now().Add(-time.Second)) // its timer went off 3 s late
 	tk.ready()
 	tk.release()
+	if st := p.stats(); st.Late != 1 {
+		t.Fatalf("a preparation ready after its alarm's time is not counted late: %+v", st)
+	}
 	if l := p.lead(); l != prepMaxLead {
 		t.Fatalf("after a 3 s preparation the lead is %v, want the cap %v", l, prepMaxLead)
 	}

@@ -145,6 +145,22 @@ func (r *resident) armPlain(due int64) {
 	ra.startLocked(due, false)
 }
 
+// armRetry sets the timer of the alarm due at due, if that is still the
+// alarm held, to try preparing it again after wait (its preparation
+// still counted from from).
+func (r *resident) armRetry(due int64, from time.Time, wait time.Duration) {
+	ra := &r.alarm
+	ra.mu.Lock()
+	defer ra.mu.Unlock()
+	if ra.stopped || !ra.set || ra.due != due || !ra.ready {
+		return
+	}
+	if ra.timer != nil {
+		ra.timer.Stop()
+	}
+	ra.timer = time.AfterFunc(wait, func() { go ra.fire(due, from) })
+}
+
 // alarmReady lets the timer run once the resident is registered (an
 // alarm reported while the cell activated is armed now).
 func (r *resident) alarmReady() {
@@ -222,11 +238,16 @@ func (o *objects) fireAlarm(r *resident, due int64, from time.Time) {
 	}
 	var ticket *prepTicket
 	if !from.IsZero() && r.alarm.prepare != nil {
-		if time.Now().Before(time.UnixMilli(due)) && !o.drain.active.Load() {
-			ticket = o.prep.acquire(from)
+		left := time.Until(time.UnixMilli(due))
+		if left > 0 && !o.drain.active.Load() {
+			ticket = o.prep.acquire(from, time.UnixMilli(due))
 		}
 		if ticket == nil {
-			r.armPlain(due) // no room (or draining, or already due): at its time
+			if left > prepRetryFloor && !o.drain.active.Load() {
+				r.armRetry(due, from, left/2) // no room: try again halfway
+			} else {
+				r.armPlain(due) // draining, or due: at its time
+			}
 			return
 		}
 		defer ticket.release()

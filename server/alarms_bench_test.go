@@ -17,6 +17,7 @@ var (
 	alarmBenchCells = flag.Int("alarms.cells", 10000, "cells BenchmarkAlarms arms")
 	alarmBenchMinIO = flag.Bool("alarms.minio", false, "BenchmarkAlarms on MinIO instead of a file:// bucket")
 	alarmBenchOpen  = flag.Int("alarms.open", 0, "BenchmarkAlarms: the node's open-cell bound (CELLD_MAX_OPEN_CELLS; 0: derived from RLIMIT_NOFILE)")
+	alarmBenchPrep  = flag.Bool("alarms.prepare", true, "BenchmarkAlarms: cells prepare for their alarms ahead (false: the alarm's timer goes off at its time)")
 )
 
 // benchMaxOpenCells and benchIdleEvict are the open-cell bound and the
@@ -60,6 +61,8 @@ var (
 func BenchmarkAlarms(b *testing.B) {
 	n := *alarmBenchCells
 	benchMaxOpenCells = *alarmBenchOpen
+	alarmPrepOff = !*alarmBenchPrep
+	defer func() { alarmPrepOff = false }()
 	// On a loaded machine activating 10,000 cells takes minutes: the
 	// first ones must not be evicted idle (5 min) before they are armed,
 	// or their installations count a reactivation.
@@ -168,6 +171,11 @@ func BenchmarkAlarms(b *testing.B) {
 	b.ReportMetric(float64(cpu.Microseconds())/1000/float64(n), "cpu_ms/alarm")
 	b.Logf("open-cell bound %d: %d open, %d parked at the end; while moving and firing: %d parks, %d reopens; CPU %v (%.2f ms per alarm, moved and fired)",
 		pool.Max, pool.Open, pool.Parked, pool.Parks-pool0.Parks, pool.Reopens-pool0.Reopens, cpu.Round(time.Millisecond), float64(cpu.Microseconds())/1000/float64(n))
+	if nd.objects.prep != nil {
+		ps := nd.objects.prep.stats()
+		b.Logf("prepared ahead: %d (%d ready only after their time), %d fired unprepared for want of room; lead at the end %v",
+			ps.Prepared, ps.Late, ps.Skipped, ps.Lead.Round(time.Millisecond))
+	}
 	b.Logf("%d installations in %v; per installation: %s", n, armed.Round(time.Millisecond), benchPer(inst, float64(n), "lease"))
 	b.Logf("per move to 3 s ahead and its firing (the handler writes once): %s", benchPer(fire, float64(n), "lease"))
 }
