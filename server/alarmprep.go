@@ -110,6 +110,18 @@ type prepTicket struct {
 	due      time.Time // the alarm's time
 	readied  bool      // under p.mu
 	released bool
+	inTimeOK bool // readied before the alarm's time
+}
+
+// inTime reports whether t was readied before its alarm's time (false
+// for nil: not prepared).
+func (t *prepTicket) inTime() bool {
+	if t == nil {
+		return false
+	}
+	t.p.mu.Lock()
+	defer t.p.mu.Unlock()
+	return t.inTimeOK
 }
 
 // acquire takes room for one preparation meant to start at from, for an
@@ -139,6 +151,7 @@ func (t *prepTicket) ready() {
 		return
 	}
 	t.readied = true
+	t.inTimeOK = !now.After(t.due)
 	t.p.preparing--
 	t.p.mu.Unlock()
 	t.p.prepared.Add(1)

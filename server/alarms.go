@@ -279,7 +279,7 @@ func (o *objects) fireAlarm(r *resident, due int64, from time.Time) {
 			at = due
 		}
 		if at > 0 {
-			o.noteLateness(res.Started.Sub(time.UnixMilli(at)))
+			o.noteLateness(res.Started.Sub(time.UnixMilli(at)), ticket.inTime())
 		}
 	}
 	gerr := r.gate(ctx)
@@ -307,32 +307,46 @@ func (o *objects) fireAlarm(r *resident, due int64, from time.Time) {
 }
 
 // lateness keeps the most recent alarm latenesses (from the alarm's time
-// to its handler's start), for benchmarks and diagnosis.
+// to its handler's start), for benchmarks and diagnosis, each marked
+// with whether the cell was prepared in time (alarmprep.go).
 type lateness struct {
 	mu  sync.Mutex
-	buf []time.Duration
+	buf []latenessEntry
 	n   int
+}
+
+type latenessEntry struct {
+	d        time.Duration
+	prepared bool
 }
 
 const latenessKept = 1 << 16
 
-func (o *objects) noteLateness(d time.Duration) {
+func (o *objects) noteLateness(d time.Duration, prepared bool) {
 	l := &o.late
+	e := latenessEntry{d, prepared}
 	l.mu.Lock()
 	if len(l.buf) < latenessKept {
-		l.buf = append(l.buf, d)
+		l.buf = append(l.buf, e)
 	} else {
-		l.buf[l.n%latenessKept] = d
+		l.buf[l.n%latenessKept] = e
 	}
 	l.n++
 	l.mu.Unlock()
 }
 
-// latenesses returns a copy of the latenesses kept.
-func (o *objects) latenesses() []time.Duration {
+// latenesses returns the latenesses kept, and those of the alarms whose
+// cell was prepared in time.
+func (o *objects) latenesses() (all, prepared []time.Duration) {
 	o.late.mu.Lock()
 	defer o.late.mu.Unlock()
-	return append([]time.Duration(nil), o.late.buf...)
+	for _, e := range o.late.buf {
+		all = append(all, e.d)
+		if e.prepared {
+			prepared = append(prepared, e.d)
+		}
+	}
+	return all, prepared
 }
 
 // wakeCell is the waker's way in: activate a Durable Object cell here

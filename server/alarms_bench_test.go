@@ -147,7 +147,7 @@ func BenchmarkAlarms(b *testing.B) {
 	cpu := cpuTime() - cpu0
 	pool := nd.objects.host.Pool().Stats()
 	fired := nd.objects.alarmsFired.Load() - fired0
-	late := nd.objects.latenesses()
+	late, prepLate := nd.objects.latenesses()
 	if fired < int64(n) || len(late) < n {
 		b.Fatalf("%d of %d alarms fired (%d latenesses kept)", fired, n, len(late))
 	}
@@ -173,8 +173,15 @@ func BenchmarkAlarms(b *testing.B) {
 		pool.Max, pool.Open, pool.Parked, pool.Parks-pool0.Parks, pool.Reopens-pool0.Reopens, cpu.Round(time.Millisecond), float64(cpu.Microseconds())/1000/float64(n))
 	if nd.objects.prep != nil {
 		ps := nd.objects.prep.stats()
-		b.Logf("prepared ahead: %d (%d ready only after their time), %d fired unprepared for want of room; lead at the end %v",
+		b.Logf("prepared ahead: %d (%d ready only after their time); %d times no room to prepare (tried again, or fired unprepared); lead at the end %v",
 			ps.Prepared, ps.Late, ps.Skipped, ps.Lead.Round(time.Millisecond))
+		if len(prepLate) > 0 {
+			slices.Sort(prepLate)
+			pq := func(p float64) time.Duration { return prepLate[min(len(prepLate)-1, int(p*float64(len(prepLate))))] }
+			b.Logf("lateness of the %d alarms prepared in time (of %d): p50 %v, p99 %v, max %v",
+				len(prepLate), len(late), pq(0.5), pq(0.99), prepLate[len(prepLate)-1])
+		}
+		b.ReportMetric(float64(len(prepLate))/float64(len(late)), "prepared_share")
 	}
 	b.Logf("%d installations in %v; per installation: %s", n, armed.Round(time.Millisecond), benchPer(inst, float64(n), "lease"))
 	b.Logf("per move to 3 s ahead and its firing (the handler writes once): %s", benchPer(fire, float64(n), "lease"))
