@@ -121,7 +121,7 @@ func (db *DB) Park() bool {
 		}
 	}
 	db.closeStatements()
-	db.kvExists, db.indexes = false, nil
+	db.kvExists, db.indexes, db.alarmKnown = false, nil, false
 	unregister(db.c.handle)
 	db.c.close()
 	db.c, db.parked = nil, true
