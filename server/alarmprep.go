@@ -83,7 +83,7 @@ func (p *alarmPrep) lead() time.Duration {
 }
 
 func (p *alarmPrep) decayedLocked(now time.Time) time.Duration {
-	if p.peakAt.IsZero() {
+	if p.peakAt.IsZero() || now.Before(p.peakAt) {
 		return p.peak
 	}
 	f := math.Exp2(-float64(now.Sub(p.peakAt)) / float64(prepHalfLife))
