@@ -127,7 +127,7 @@ func (ra *residentAlarm) startLocked(due int64, prepare bool) {
 			from = now
 		}
 	}
-	ra.timer = time.AfterFunc(time.Until(at), func() { go ra.fire(due, from) })
+	ra.timer = time.AfterFunc(time.Until(at), func() { ra.fire(due, from) }) // f runs on a goroutine of its own
 }
 
 // armPlain sets the timer of the alarm due at due, if that is still the
@@ -158,7 +158,7 @@ func (r *resident) armRetry(due int64, from time.Time, wait time.Duration) {
 	if ra.timer != nil {
 		ra.timer.Stop()
 	}
-	ra.timer = time.AfterFunc(wait, func() { go ra.fire(due, from) })
+	ra.timer = time.AfterFunc(wait, func() { ra.fire(due, from) }) // f runs on a goroutine of its own
 }
 
 // alarmReady lets the timer run once the resident is registered (an
