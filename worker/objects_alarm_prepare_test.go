@@ -138,14 +138,15 @@ func TestPrepareAlarm_parkedHibernatedNeverEarly(t *testing.T) {
 	due := p.now() + 500
 	p.call("arm", float64(due))
 	waitFor(t, "hibernation", p.obj.Hibernating)
-	// Another database over the bound of 1: the pool parks this one.
+	// Hibernating parked the database; another one holds the pool's bound
+	// of 1, so that the pool keeps asking for parks while the object waits.
+	waitFor(t, "the park", func() bool { return pool.Stats().Parked == 1 })
 	other, err := cell.Open(filepath.Join(t.TempDir(), "other.sqlite"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer other.Close()
 	other.JoinPool(pool)
-	waitFor(t, "the park", func() bool { return pool.Stats().Parked == 1 })
 	if !p.obj.Hibernating() {
 		t.Fatal("a park woke the object") // parking runs no JavaScript
 	}

@@ -102,15 +102,22 @@ func (o *Object) idle() bool {
 	return o.quiet() && o.busy.Load() == 0 && len(o.iso.tasks) == 0 && !o.closing.Load()
 }
 
-// hibernate drops the isolate if the object is still idle, and gives back
-// what SQLite caches for speed. Call it on the loop, between tasks.
+// hibernate drops the isolate if the object is still idle, and parks its
+// database (or, when it cannot, gives back what SQLite caches for speed).
+// Call it on the loop, between tasks.
 func (o *Object) hibernate() {
 	if !o.idle() {
 		return
 	}
 	o.ctor, o.instance, o.store = nil, nil, nil
 	o.iso.dropJS()
-	o.db.ReleaseMemory()
+	// Its database connection goes too (a pool's park: the files closed,
+	// SQLite's memory freed); the next event opens it again. Without a
+	// pool, or while the replicator still has work, SQLite's caches are
+	// released instead.
+	if !o.db.Park() {
+		o.db.ReleaseMemory()
+	}
 	o.setAsleep(true)
 	o.hibernations.Add(1)
 	o.iso.log.Debug("Durable Object hibernated")

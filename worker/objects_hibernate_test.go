@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/celldgo/celld/cell"
 	"github.com/celldgo/celld/worker"
 )
 
@@ -169,5 +170,45 @@ func TestObject_CloseWhileHibernating(t *testing.T) {
 	}
 	if o.Hibernations() != 1 {
 		t.Errorf("Hibernations = %d, want 1 (Close must not wake the object)", o.Hibernations())
+	}
+}
+
+// With a pool, hibernating also parks the object's database (its files
+// closed, SQLite's memory given back). The next event opens it again and
+// finds everything stored, the alarm included; an alarm run on a parked,
+// hibernated object (the host's Alarm, no preparation) does the same.
+func TestObject_HibernateParksTheDatabase(t *testing.T) {
+	pool := cell.NewPool(4)
+	p := newPrepObject(t, worker.Config{HibernateAfter: 30 * time.Millisecond}, pool)
+	due := p.now() + 1000
+	p.call("arm", float64(due))
+	waitFor(t, "hibernation", p.obj.Hibernating)
+	waitFor(t, "the park", func() bool { return pool.Stats().Parked == 1 })
+	if st := pool.Stats(); st.Open != 0 || st.Parks != 1 || st.Reopens != 0 {
+		t.Fatalf("hibernated: pool %+v; want the only database parked once", st)
+	}
+
+	if runs, alarm := p.state(); runs != 0 || alarm != float64(due) {
+		t.Fatalf("after the park: %d runs, getAlarm %v; want 0 and %d", runs, alarm, due)
+	}
+	if st := pool.Stats(); st.Open != 1 || st.Parked != 0 || st.Reopens != 1 {
+		t.Fatalf("after an event: pool %+v; want the database open again", st)
+	}
+
+	waitFor(t, "the second hibernation", func() bool { return p.obj.Hibernations() == 2 })
+	waitFor(t, "the second park", func() bool { return pool.Stats().Parks == 2 })
+	p.set(due)
+	res, err := p.obj.Alarm(context.Background())
+	if err != nil || !res.Ran || res.Err != nil || res.Due != due || res.State.Set {
+		t.Fatalf("alarm on a parked, hibernated object: %+v, %v", res, err)
+	}
+	if st := pool.Stats(); st.Reopens != 2 {
+		t.Fatalf("after the alarm: pool %+v; want a second reopen", st)
+	}
+	if runs, alarm := p.state(); runs != 1 || alarm != nil {
+		t.Fatalf("after the alarm: %d runs, getAlarm %v; want 1 and none", runs, alarm)
+	}
+	if a, err := p.db.Alarm(); err != nil || a.Set {
+		t.Fatalf("stored alarm after its run: %+v, %v", a, err)
 	}
 }
