@@ -111,6 +111,8 @@ func (o *Object) hibernate() {
 	}
 	o.ctor, o.instance, o.store = nil, nil, nil
 	o.iso.dropJS()
+	// A SQL cursor left half read dies with the isolate that held it.
+	o.db.CloseCursors()
 	// Its database connection goes too (a pool's park: the files closed,
 	// SQLite's memory freed); the next event opens it again. Without a
 	// pool, or while the replicator still has work, SQLite's caches are

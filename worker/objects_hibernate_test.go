@@ -2,6 +2,7 @@ package worker_test
 
 import (
 	"context"
+	"path/filepath"
 	"reflect"
 	"testing"
 	"time"
@@ -210,5 +211,65 @@ func TestObject_HibernateParksTheDatabase(t *testing.T) {
 	}
 	if a, err := p.db.Alarm(); err != nil || a.Set {
 		t.Fatalf("stored alarm after its run: %+v, %v", a, err)
+	}
+}
+
+const cursorScript = `
+const { DurableObject } = require("cloudflare:workers");
+class Reader extends DurableObject {
+  open() {
+    const sql = this.ctx.storage.sql;
+    sql.exec("CREATE TABLE IF NOT EXISTS t (v)");
+    if (sql.exec("SELECT count(*) AS c FROM t").one().c === 0) sql.exec("INSERT INTO t VALUES (1), (2), (3)");
+    this.cur = sql.exec("SELECT v FROM t ORDER BY v");
+    return this.cur.next().value.v;
+  }
+  count() { return this.ctx.storage.sql.exec("SELECT count(*) AS c FROM t").one().c; }
+}
+module.exports = { Reader, default: { fetch() { return new Response("x"); } } };
+`
+
+// A cursor left half read (its statement still open) dies with the
+// isolate that could read on: hibernating closes it, so the database
+// parks and nothing of the statement stays behind.
+func TestObject_HibernateClosesLeftoverCursors(t *testing.T) {
+	pool := cell.NewPool(4)
+	rt := newRuntime(t, cursorScript, worker.Config{HibernateAfter: 30 * time.Millisecond})
+	db, err := cell.Open(filepath.Join(t.TempDir(), "r.sqlite"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	db.JoinPool(pool)
+	obj, err := rt.NewObjectWith("Reader", worker.ObjectIDFromName("Reader", "r"), db, worker.ObjectOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		obj.Close(context.Background())
+		db.Close()
+	})
+	call := func(method string) any {
+		t.Helper()
+		in, _ := worker.Serialize([]any{})
+		out, err := obj.Call(context.Background(), method, in)
+		if err != nil {
+			t.Fatalf("%s: %v", method, err)
+		}
+		v, err := worker.Deserialize(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+	if got := call("open"); got != float64(1) {
+		t.Fatalf("open = %v, want the first row's 1", got)
+	}
+	waitFor(t, "hibernation", obj.Hibernating)
+	waitFor(t, "the park", func() bool { return pool.Stats().Parked == 1 })
+	if got := call("count"); got != float64(3) {
+		t.Fatalf("count after the park = %v, want 3", got)
+	}
+	if got := call("open"); got != float64(1) {
+		t.Fatalf("open again = %v, want 1", got)
 	}
 }
