@@ -50,6 +50,7 @@ type Object struct {
 	hibernateAfter time.Duration // idle this long, the isolate is dropped (<= 0: never)
 	asleep         atomic.Bool   // hibernating: no isolate until the next event
 	hibernations   atomic.Int64
+	parkRetry      time.Duration // hibernating with its database open: try parking again after this (0: not)
 
 	objectSockets           // WebSockets (objects_websocket.go)
 	order         orderGate // E-order of each stub's events (objects_order.go)

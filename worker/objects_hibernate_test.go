@@ -273,3 +273,28 @@ func TestObject_HibernateClosesLeftoverCursors(t *testing.T) {
 		t.Fatalf("open again = %v, want 1", got)
 	}
 }
+
+// A database that refuses to park when its object hibernates (here
+// pinned; in a node, a replicator still uploading) is parked by a later
+// try, without an event waking the object.
+func TestObject_HibernateParksOnceTheDatabaseAllows(t *testing.T) {
+	pool := cell.NewPool(4)
+	p := newPrepObject(t, worker.Config{HibernateAfter: 30 * time.Millisecond}, pool)
+	p.db.Pin(true)
+	p.call("state")
+	waitFor(t, "hibernation", p.obj.Hibernating)
+	if st := pool.Stats(); st.Parked != 0 || st.Parks != 0 {
+		t.Fatalf("hibernated while pinned: pool %+v; want the database kept open", st)
+	}
+	p.db.Pin(false)
+	waitFor(t, "the later park", func() bool { return pool.Stats().Parked == 1 })
+	if !p.obj.Hibernating() || p.obj.Hibernations() != 1 {
+		t.Fatalf("hibernating %v after %d hibernations; want the park to leave the object asleep", p.obj.Hibernating(), p.obj.Hibernations())
+	}
+	if runs, alarm := p.state(); runs != 0 || alarm != nil {
+		t.Fatalf("after the park: %d runs, getAlarm %v", runs, alarm)
+	}
+	if st := pool.Stats(); st.Reopens != 1 {
+		t.Fatalf("after an event: pool %+v; want one reopen", st)
+	}
+}
