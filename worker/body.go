@@ -95,6 +95,9 @@ type fetchClass struct {
 	get      goja.Value // "GET"
 	follow   goja.Value // "follow"
 	manual   goja.Value // "manual"
+	// the native object stateOf saw last, and its state
+	lastObj   *goja.Object
+	lastState any
 	// The state of instances of subclasses: ordinary objects (so a
 	// subclass may have private fields and anything else an object may
 	// have), their state found by identity. Cleared by the collector.
@@ -151,8 +154,14 @@ func (c *fetchClass) stateOf(v goja.Value) any {
 	if !ok {
 		return nil
 	}
+	if o == c.lastObj {
+		return c.lastState
+	}
 	if t := o.ExportType(); t == typeJSResponse || t == typeJSRequest {
-		return o.Export()
+		// Export allocates: the state of the object last asked about is
+		// remembered (its accessors are usually read one after another).
+		c.lastObj, c.lastState = o, o.Export()
+		return c.lastState
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()

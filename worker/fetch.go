@@ -143,12 +143,25 @@ func (iso *isolate) response(res goja.Value, then func(*Response, goja.Value)) {
 			then(nil, v)
 			return
 		}
+		var resp *Response
+		if c := iso.fetchc; c != nil {
+			if r, ok := c.responseOf(v); ok {
+				// A native Response: serialized here, without a call into
+				// the prelude (what it throws is what respond would).
+				if ex := iso.vm.Try(func() { resp = c.serialize(r) }); ex != nil {
+					then(nil, ex.Value())
+					return
+				}
+				then(resp, nil)
+				return
+			}
+		}
 		if _, err := iso.respond(goja.Undefined(), v); err != nil {
 			iso.out = nil
 			then(nil, thrown(err))
 			return
 		}
-		resp := iso.out
+		resp = iso.out
 		iso.out = nil
 		then(resp, nil)
 	})
