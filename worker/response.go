@@ -194,8 +194,8 @@ func (c *fetchClass) copyHeaders(headers *goja.Object) *goja.Object {
 	return c.iso.hdrs.newObject(h, nil)
 }
 
-// serialize converts a handler's Response for Go, throwing as
-// serializeResponse did.
+// serialize converts a handler's Response for Go; it throws what a
+// response that cannot be sent throws (an error response, a used body).
 func (c *fetchClass) serialize(r *jsResponse) *Response {
 	if r.isError {
 		panic(c.iso.vm.NewTypeError("Return value from serve handler must not be an error response (like Response.error())."))

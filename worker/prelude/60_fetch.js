@@ -2,8 +2,6 @@
 // body.go); the glue Go calls to run a fetch handler (internal.dispatch);
 // fetch() to the network.
 
-const usedError = () => new TypeError("Body has already been used. It can only be used once. Use tee() first if you need to read it twice.");
-
 // extractBody turns a BodyInit into a body source (Uint8Array |
 // ReadableStream | string), or null for no body, and leaves the content
 // type it implies (or null) in extractedType: no result object per body. A
@@ -129,7 +127,7 @@ const bodyHelpers = {
       default: return internal.parseForm(contentType, bytes);
     }
   },
-  // streamOut takes a stream body for Go (serializeResponse): a Go body
+  // streamOut takes a stream body for Go (body.go, out): a Go body
   // passed on untouched goes back to Go whole (no chunk crosses the
   // isolate), a stream over bytes at hand gives them; anything else is
   // pulled through its reader (internal.pullChunk, stream.go).
