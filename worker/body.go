@@ -91,10 +91,11 @@ type fetchClass struct {
 	reqProto *goja.Object
 	helpers  fetchHelpers
 	reasons  map[int]goja.Value
-	empty    goja.Value // ""
-	get      goja.Value // "GET"
-	follow   goja.Value // "follow"
-	manual   goja.Value // "manual"
+	empty    goja.Value            // ""
+	get      goja.Value            // "GET"
+	follow   goja.Value            // "follow"
+	manual   goja.Value            // "manual"
+	hrefs    map[string]goja.Value // recent Request inputs -> their href
 	// the native object stateOf saw last, and its state
 	lastObj   *goja.Object
 	lastState any

@@ -82,12 +82,7 @@ func (c *fetchClass) constructRequest(call goja.FunctionCall) *goja.Object {
 			ib.used = true
 		}
 	} else {
-		s := input.String()
-		u := parseURL(s, nil)
-		if u == nil {
-			panic(vm.NewTypeError("Invalid URL: " + s))
-		}
-		r.url = vm.ToValue(u.Href(false))
+		r.url = c.href(input.String())
 	}
 	if m := dictGet(d, "method"); !goja.IsUndefined(m) {
 		ms := m.String()
@@ -136,6 +131,24 @@ func (c *fetchClass) constructRequest(call goja.FunctionCall) *goja.Object {
 	}
 	r.signal = c.call(c.helpers.newSignal, nullish(signal)).(*goja.Object)
 	return c.instance(r, c.reqCtor, c.reqProto, newTarget)
+}
+
+// href is the serialized URL of a Request's input, remembered for the
+// last few inputs (a script makes its subrequests to a few URLs).
+func (c *fetchClass) href(s string) goja.Value {
+	if v, ok := c.hrefs[s]; ok {
+		return v
+	}
+	u := parseURL(s, nil)
+	if u == nil {
+		panic(c.iso.vm.NewTypeError("Invalid URL: " + s))
+	}
+	v := c.iso.vm.ToValue(u.Href(false))
+	if c.hrefs == nil || len(c.hrefs) >= urlCacheSize {
+		c.hrefs = map[string]goja.Value{}
+	}
+	c.hrefs[s] = v
+	return v
 }
 
 func nullish(v goja.Value) goja.Value {
