@@ -62,6 +62,8 @@ type fetchHelpers struct {
 	isDisturbed goja.Callable
 	usedStream  goja.Callable // () -> a closed, disturbed, locked stream
 	extract     goja.Callable // (init) -> source; leaves the implied type in helpers.type
+	checkStream goja.Callable // (stream): throws unless it may become a body
+	rsProto     *goja.Object  // ReadableStream.prototype
 	readStream  goja.Callable // (stream, how, contentType) -> promise
 	streamOut   goja.Callable // (stream) -> string | Uint8Array | Go body | reader
 	tee         goja.Callable // (stream) -> [s1, s2]
@@ -193,6 +195,12 @@ func (c *fetchClass) extract(init goja.Value) (jsBody, string) {
 	switch o.ExportType() {
 	case typeBytes, typeArrayBuffer:
 		return jsBody{kind: bodyBytes, data: append([]byte{}, c.iso.bytesArg(o)...)}, ""
+	}
+	if o.Prototype() == c.helpers.rsProto {
+		// A ReadableStream (a response's .body re-wrapped, say): checked
+		// in one call, without extractBody's instanceof chain.
+		c.call(c.helpers.checkStream, o)
+		return jsBody{kind: bodyReadable, src: o}, ""
 	}
 	src, err := c.helpers.extract(goja.Undefined(), init)
 	if err != nil {
@@ -417,11 +425,8 @@ func (c *fetchClass) out(b *jsBody, resp *Response) {
 		return
 	}
 	s := c.stream(b).(*goja.Object)
-	if locked(s) {
-		panic(vm.NewTypeError(lockedBodyText))
-	}
 	b.used = true
-	v := c.call(c.helpers.streamOut, s)
+	v := c.call(c.helpers.streamOut, s) // throws when s is locked
 	if goja.IsString(v) {
 		resp.Body = []byte(v.String())
 	} else if gb, ok := exportGoBody(v); ok {

@@ -349,12 +349,13 @@ func registerResponseNatives(set func(string, nativeFunc)) {
 		c.reqProto = req.Get("prototype").(*goja.Object)
 		c.helpers.obj = helpers
 		c.helpers.u8, _ = helpers.Get("Uint8Array").(*goja.Object)
+		c.helpers.rsProto, _ = helpers.Get("streamProto").(*goja.Object)
 		for _, f := range []struct {
 			name string
 			dst  *goja.Callable
 		}{
 			{"bytesStream", &c.helpers.bytesStream}, {"isDisturbed", &c.helpers.isDisturbed},
-			{"usedStream", &c.helpers.usedStream}, {"extract", &c.helpers.extract},
+			{"usedStream", &c.helpers.usedStream}, {"extract", &c.helpers.extract}, {"checkStream", &c.helpers.checkStream},
 			{"readStream", &c.helpers.readStream}, {"streamOut", &c.helpers.streamOut},
 			{"tee", &c.helpers.tee}, {"makeBlob", &c.helpers.makeBlob}, {"parseForm", &c.helpers.parseForm},
 			{"parseJSON", &c.helpers.parseJSON}, {"handOff", &c.helpers.handOff},

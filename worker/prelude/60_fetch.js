@@ -8,6 +8,7 @@
 // string is encoded (UTF-8) when the body is first read as bytes: a
 // response whose body is text usually goes to Go as the string.
 let extractedType = null;
+const disturbedError = () => new TypeError("This ReadableStream is disturbed (has already been read from), and cannot be used as a body.");
 function extractBody(init) {
   extractedType = null;
   if (init === undefined || init === null) return null;
@@ -17,9 +18,7 @@ function extractBody(init) {
   }
   if (internal.isBufferSource(init)) return internal.copyBytes(init);
   if (init instanceof ReadableStream) {
-    if (init.locked || internal.isDisturbed(init)) {
-      throw new TypeError("This ReadableStream is disturbed (has already been read from), and cannot be used as a body.");
-    }
+    if (init.locked || internal.isDisturbed(init)) throw disturbedError();
     return init;
   }
   if (init instanceof Blob) {
@@ -100,6 +99,10 @@ const bodyHelpers = {
   bytesStream: internal.bytesStream,
   isDisturbed: internal.isDisturbed,
   usedStream,
+  streamProto: ReadableStream.prototype,
+  checkStream(stream) {
+    if (stream.locked || internal.isDisturbed(stream)) throw disturbedError();
+  },
   // extract is extractBody for Go: the source, its type in bodyHelpers.type.
   extract(init) {
     const source = extractBody(init);
@@ -132,6 +135,7 @@ const bodyHelpers = {
   // isolate), a stream over bytes at hand gives them; anything else is
   // pulled through its reader (internal.pullChunk, stream.go).
   streamOut(stream) {
+    if (stream.locked) throw new TypeError("This ReadableStream is currently locked to a reader.");
     const source = internal.drainBodySource(stream);
     if (source !== null) return source;
     const taken = internal.takeGoStream(stream);
