@@ -57,8 +57,7 @@ const (
 
 // fetchHelpers are 60_fetch.js's functions the native classes call.
 type fetchHelpers struct {
-	u8          *goja.Object  // Uint8Array
-	bytesStream goja.Callable // (string | Uint8Array) -> ReadableStream (lazy)
+	u8          *goja.Object // Uint8Array
 	isDisturbed goja.Callable
 	usedStream  goja.Callable // () -> a closed, disturbed, locked stream
 	extract     goja.Callable // (init) -> source; leaves the implied type in helpers.type
@@ -92,6 +91,8 @@ type fetchClass struct {
 	reqCtor  *goja.Object
 	reqProto *goja.Object
 	helpers  fetchHelpers
+	marks    lazyMarks
+	lazy     [lazyStreams]lazyStream // lazy streams Go made, without a state (body_lazy.go)
 	reasons  map[int]goja.Value
 	empty    goja.Value            // ""
 	get      goja.Value            // "GET"
@@ -198,8 +199,11 @@ func (c *fetchClass) extract(init goja.Value) (jsBody, string) {
 	}
 	if o.Prototype() == c.helpers.rsProto {
 		// A ReadableStream (a response's .body re-wrapped, say): checked
-		// in one call, without extractBody's instanceof chain.
-		c.call(c.helpers.checkStream, o)
+		// in one call, without extractBody's instanceof chain, or none
+		// for a lazy stream Go made (it is unlocked and unread).
+		if c.lazySource(o) == nil {
+			c.call(c.helpers.checkStream, o)
+		}
 		return jsBody{kind: bodyReadable, src: o}, ""
 	}
 	src, err := c.helpers.extract(goja.Undefined(), init)
@@ -260,9 +264,9 @@ func (c *fetchClass) stream(b *jsBody) goja.Value {
 		case bodyReadable:
 			b.stream = b.src
 		case bodyText:
-			b.stream = c.call(c.helpers.bytesStream, b.text).(*goja.Object)
+			b.stream = c.newLazyStream(b.text)
 		default:
-			b.stream = c.call(c.helpers.bytesStream, c.u8(c.ownData(b))).(*goja.Object)
+			b.stream = c.newLazyStream(c.u8(c.ownData(b)))
 		}
 	}
 	return b.stream
@@ -280,7 +284,11 @@ func (c *fetchClass) bodyUsed(b *jsBody) bool {
 	if b.used {
 		return true
 	}
-	return b.stream != nil && c.call(c.helpers.isDisturbed, b.stream).ToBoolean()
+	s := b.stream
+	if s == nil && b.kind == bodyReadable {
+		s = b.src // a stream body script still holds may have been read
+	}
+	return s != nil && c.lazySource(s) == nil && c.call(c.helpers.isDisturbed, s).ToBoolean()
 }
 
 // locked tells a locked stream.
@@ -290,10 +298,8 @@ func locked(s *goja.Object) bool { return s.Get("locked").ToBoolean() }
 // contentType is called only for blob() and formData().
 func (c *fetchClass) read(b *jsBody, how readKind, headers *goja.Object) goja.Value {
 	vm := c.iso.vm
-	p, resolve, reject := vm.NewPromise()
 	if c.bodyUsed(b) {
-		_ = reject(vm.NewTypeError(usedBodyText))
-		return vm.ToValue(p)
+		return c.rejected(vm.NewTypeError(usedBodyText))
 	}
 	ct := goja.Value(goja.Undefined())
 	if how == readBlob || how == readFormData {
@@ -301,9 +307,14 @@ func (c *fetchClass) read(b *jsBody, how readKind, headers *goja.Object) goja.Va
 	}
 	if b.kind == bodyReadable || b.stream != nil {
 		s := c.stream(b).(*goja.Object)
+		if src := c.lazySource(s); src != nil {
+			// Read in Go: the stream is left as reading it whole leaves it.
+			b.used = true
+			whole := c.sourceBody(c.takeLazy(s, src))
+			return c.settle(&whole, how, ct)
+		}
 		if locked(s) {
-			_ = reject(vm.NewTypeError(lockedBodyText))
-			return vm.ToValue(p)
+			return c.rejected(vm.NewTypeError(lockedBodyText))
 		}
 		b.used = true
 		return c.call(c.helpers.readStream, s, vm.ToValue(int(how)), ct)
@@ -311,6 +322,20 @@ func (c *fetchClass) read(b *jsBody, how readKind, headers *goja.Object) goja.Va
 	if b.kind != bodyNone {
 		b.used = true
 	}
+	return c.settle(b, how, ct)
+}
+
+// rejected is a promise rejected with err.
+func (c *fetchClass) rejected(err *goja.Object) goja.Value {
+	p, _, reject := c.iso.vm.NewPromise()
+	_ = reject(err)
+	return c.iso.vm.ToValue(p)
+}
+
+// settle is a promise of b, whole, read as how says.
+func (c *fetchClass) settle(b *jsBody, how readKind, ct goja.Value) goja.Value {
+	vm := c.iso.vm
+	p, resolve, reject := vm.NewPromise()
 	var v goja.Value
 	if ex := vm.Try(func() { v = c.convert(b, how, ct) }); ex != nil {
 		_ = reject(ex.Value())
@@ -426,6 +451,16 @@ func (c *fetchClass) out(b *jsBody, resp *Response) {
 	}
 	s := c.stream(b).(*goja.Object)
 	b.used = true
+	if src := c.lazySource(s); src != nil {
+		if whole := c.sourceBody(c.takeLazy(s, src)); whole.kind == bodyText {
+			resp.Body = []byte(whole.text.String())
+		} else {
+			// The source is a Uint8Array Go made for the stream; no
+			// script can reach it now.
+			resp.Body = whole.data
+		}
+		return
+	}
 	v := c.call(c.helpers.streamOut, s) // throws when s is locked
 	if goja.IsString(v) {
 		resp.Body = []byte(v.String())

@@ -350,11 +350,17 @@ func registerResponseNatives(set func(string, nativeFunc)) {
 		c.helpers.obj = helpers
 		c.helpers.u8, _ = helpers.Get("Uint8Array").(*goja.Object)
 		c.helpers.rsProto, _ = helpers.Get("streamProto").(*goja.Object)
+		c.marks.source, _ = helpers.Get("kLazy").(*goja.Symbol)
+		c.marks.state, _ = helpers.Get("kState").(*goja.Symbol)
+		c.marks.drained = helpers.Get("drainedState")
+		if c.helpers.rsProto == nil || c.marks.source == nil || c.marks.state == nil || c.marks.drained == nil {
+			panic(vm.NewTypeError("fetchInstall: stream marks missing"))
+		}
 		for _, f := range []struct {
 			name string
 			dst  *goja.Callable
 		}{
-			{"bytesStream", &c.helpers.bytesStream}, {"isDisturbed", &c.helpers.isDisturbed},
+			{"isDisturbed", &c.helpers.isDisturbed},
 			{"usedStream", &c.helpers.usedStream}, {"extract", &c.helpers.extract}, {"checkStream", &c.helpers.checkStream},
 			{"readStream", &c.helpers.readStream}, {"streamOut", &c.helpers.streamOut},
 			{"tee", &c.helpers.tee}, {"makeBlob", &c.helpers.makeBlob}, {"parseForm", &c.helpers.parseForm},

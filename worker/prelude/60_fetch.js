@@ -18,7 +18,9 @@ function extractBody(init) {
   }
   if (internal.isBufferSource(init)) return internal.copyBytes(init);
   if (init instanceof ReadableStream) {
-    if (init.locked || internal.isDisturbed(init)) throw disturbedError();
+    // A locked stream that nobody read still makes a body (as in workerd;
+    // reading that body then fails: locked).
+    if (internal.isDisturbed(init)) throw disturbedError();
     return init;
   }
   if (init instanceof Blob) {
@@ -96,12 +98,15 @@ const jsonParse = JSON.parse;
 const bodyHelpers = {
   Uint8Array,
   type: null,
-  bytesStream: internal.bytesStream,
   isDisturbed: internal.isDisturbed,
   usedStream,
+  // what Go needs to make and drain lazy bytes streams (body_lazy.go)
   streamProto: ReadableStream.prototype,
+  kLazy: internal.kLazyBytes,
+  kState: internal.kStreamState,
+  drainedState: internal.drainedState,
   checkStream(stream) {
-    if (stream.locked || internal.isDisturbed(stream)) throw disturbedError();
+    if (internal.isDisturbed(stream)) throw disturbedError();
   },
   // extract is extractBody for Go: the source, its type in bodyHelpers.type.
   extract(init) {
