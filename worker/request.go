@@ -20,6 +20,7 @@ type jsRequest struct {
 	headers  *goja.Object
 	redirect goja.Value
 	signal   *goja.Object // nil: made on first use
+	followIn *jsRequest   // until signal is made: the Request whose signal it follows
 	cf       goja.Value   // nil: undefined
 	cfLazy   bool         // an incoming request's cf: {} made on first use
 	body     jsBody
@@ -57,13 +58,14 @@ func (c *fetchClass) constructRequest(call goja.FunctionCall) *goja.Object {
 	input, newTarget := call.Argument(0), call.Argument(2)
 	d, _ := call.Argument(1).(*goja.Object)
 	r := &jsRequest{method: c.get, redirect: c.follow}
-	var signal goja.Value
+	var signal goja.Value // init's signal, when given
+	var followIn *jsRequest
 	hc := c.iso.loadHeaders()
 	var srcHeaders *goja.Object
 	if in, ok := c.stateOf(input).(*jsRequest); ok {
 		r.url, r.method, r.redirect = in.url, in.method, in.redirect
 		srcHeaders = in.headers
-		signal = c.signalOf(in)
+		followIn = in
 		if cf := c.cfOf(in); !goja.IsUndefined(cf) {
 			r.cf = cf
 		}
@@ -129,7 +131,15 @@ func (c *fetchClass) constructRequest(call goja.FunctionCall) *goja.Object {
 	} else if goja.IsNull(bv) {
 		r.body = jsBody{}
 	}
-	r.signal = c.call(c.helpers.newSignal, nullish(signal)).(*goja.Object)
+	switch {
+	case signal != nil && !goja.IsNull(signal):
+		// made now: a value that is not an AbortSignal throws here
+		r.signal = c.call(c.helpers.newSignal, signal).(*goja.Object)
+	case signal == nil:
+		// Made on first use (most requests' signal is never read): it
+		// then follows input's, aborted already if that one was.
+		r.followIn = followIn
+	}
 	return c.instance(r, c.reqCtor, c.reqProto, newTarget)
 }
 
@@ -160,7 +170,12 @@ func nullish(v goja.Value) goja.Value {
 
 func (c *fetchClass) signalOf(r *jsRequest) *goja.Object {
 	if r.signal == nil {
-		r.signal = c.call(c.helpers.newSignal, goja.Null()).(*goja.Object)
+		follow := goja.Value(goja.Null())
+		if r.followIn != nil {
+			follow = c.signalOf(r.followIn)
+			r.followIn = nil
+		}
+		r.signal = c.call(c.helpers.newSignal, follow).(*goja.Object)
 	}
 	return r.signal
 }
