@@ -65,6 +65,7 @@ type jsState struct {
 	scrubbed      bool                  // no task ran since scrubCalls
 	methods       map[string]goja.Value
 	urls          map[string]goja.Value            // native.urlParse's recent results
+	urlSets       map[urlSetKey]goja.Value         // native.urlSet's recent results
 	ids           map[string]map[string]goja.Value // class -> name -> id (doIdFromName)
 	promiseProto  *goja.Object                     // %Promise.prototype% and its then, before the script ran
 	promiseThen   goja.Value
