@@ -264,9 +264,9 @@ func (c *fetchClass) stream(b *jsBody) goja.Value {
 		case bodyReadable:
 			b.stream = b.src
 		case bodyText:
-			b.stream = c.newLazyStream(b.text)
+			b.stream = c.newLazyStream(b.text, jsString(b.text).Length())
 		default:
-			b.stream = c.newLazyStream(c.u8(c.ownData(b)))
+			b.stream = c.newLazyStream(c.u8(c.ownData(b)), len(b.data))
 		}
 	}
 	return b.stream

@@ -14,8 +14,15 @@ import "github.com/dop251/goja"
 // A stream's state is always made by native.defineHidden(stream, kRS,
 // state) (stream_in.go), which drops it from lazyStreams.
 
-// lazyStreams is how many Go-made lazy streams are remembered.
-const lazyStreams = 4
+// lazyStreams is how many Go-made lazy streams are remembered, and
+// lazyMaxSource the largest source remembered (in bytes, or UTF-16 units
+// for a string): the memory holds a stream the script dropped until newer
+// ones push it out, and a larger body gains little (the prelude takes
+// it whole too).
+const (
+	lazyStreams   = 4
+	lazyMaxSource = 64 << 10
+)
 
 type lazyStream struct {
 	s   *goja.Object
@@ -30,14 +37,17 @@ type lazyMarks struct {
 	drained goja.Value   // the state of a lazy stream drained whole
 }
 
-// newLazyStream is internal.lazyBytesStream(src), remembered.
-func (c *fetchClass) newLazyStream(src goja.Value) *goja.Object {
+// newLazyStream is internal.lazyBytesStream(src), remembered unless src
+// is larger than lazyMaxSource; size is its length.
+func (c *fetchClass) newLazyStream(src goja.Value, size int) *goja.Object {
 	s := c.iso.vm.CreateObject(c.helpers.rsProto)
 	if err := s.DefineDataPropertySymbol(c.marks.source, src, goja.FLAG_TRUE, goja.FLAG_TRUE, goja.FLAG_FALSE); err != nil {
 		panic(err)
 	}
-	copy(c.lazy[1:], c.lazy[:lazyStreams-1])
-	c.lazy[0] = lazyStream{s: s, src: src}
+	if size <= lazyMaxSource {
+		copy(c.lazy[1:], c.lazy[:lazyStreams-1])
+		c.lazy[0] = lazyStream{s: s, src: src}
+	}
 	return s
 }
 

@@ -2,6 +2,8 @@ package worker_test
 
 import (
 	"encoding/json"
+	"io"
+	"strings"
 	"testing"
 
 	"github.com/celldgo/celld/worker"
@@ -106,5 +108,36 @@ module.exports.default = {
 	}
 	if len(got) != 9 {
 		t.Errorf("%d probes answered: %s", len(got), resp.Body)
+	}
+}
+
+// A body larger than Go remembers a lazy stream for (body_lazy.go) takes
+// the prelude's path, with the same results.
+func TestResponse_LargeBodyRewrapped(t *testing.T) {
+	rt := newRuntime(t, `
+module.exports.default = {
+  async fetch(req) {
+    const big = "x".repeat(200000);
+    const a = new Response(big);
+    const b = new Response(a.body, a);
+    if (new URL(req.url).pathname === "/wire") return b;
+    const c = new Response(new Response(big).body);
+    return Response.json([(await c.text()).length, c.bodyUsed, a.bodyUsed, a.body.locked]);
+  },
+};`, worker.Config{})
+	if resp := fetch(t, rt, "GET", "/", nil); string(resp.Body) != `[200000,true,false,false]` {
+		t.Errorf("body = %s", resp.Body)
+	}
+	resp := fetch(t, rt, "GET", "/wire", nil)
+	body := resp.Body
+	if resp.Stream != nil {
+		var err error
+		if body, err = io.ReadAll(resp.Stream); err != nil {
+			t.Fatal(err)
+		}
+		resp.Stream.Close()
+	}
+	if string(body) != strings.Repeat("x", 200000) {
+		t.Errorf("re-wrapped on the wire: %d bytes", len(body))
 	}
 }
