@@ -25,6 +25,8 @@ type asymKey struct {
 	kind string // "RSA", "EC", "Ed25519", "X25519"
 	pub  crypto.PublicKey
 	priv crypto.PrivateKey // nil for a public key
+
+	rsaPub rsaPubCache // an RSA key's verification state, made on first verify
 }
 
 func curveOf(name string) elliptic.Curve {
@@ -275,9 +277,9 @@ func registerAsymNatives(set func(string, nativeFunc)) {
 		ok := false
 		switch call.Argument(0).String() {
 		case "RSASSA-PKCS1-v1_5":
-			ok = rsa.VerifyPKCS1v15(k.pub.(*rsa.PublicKey), h, digestOf(h, data), sig) == nil
+			ok = k.verifyPKCS1v15(k.pub.(*rsa.PublicKey), h, digestOf(h, data), sig)
 		case "RSA-PSS":
-			ok = verifyPSS(k.pub.(*rsa.PublicKey), h, digestOf(h, data), sig, int(call.Argument(5).ToInteger()))
+			ok = k.verifyPSS(k.pub.(*rsa.PublicKey), h, digestOf(h, data), sig, int(call.Argument(5).ToInteger()))
 		case "ECDSA":
 			p := k.pub.(*ecdsa.PublicKey)
 			n := (p.Curve.Params().BitSize + 7) / 8
