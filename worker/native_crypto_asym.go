@@ -26,7 +26,8 @@ type asymKey struct {
 	pub  crypto.PublicKey
 	priv crypto.PrivateKey // nil for a public key
 
-	rsaPub rsaPubCache // an RSA key's verification state, made on first verify
+	rsaPub   rsaPubCache     // an RSA key's verification state, made on first verify
+	ecSigner p256SignerCache // a P-256 private key's signing state, made on first sign
 }
 
 func curveOf(name string) elliptic.Curve {
@@ -254,6 +255,10 @@ func registerAsymNatives(set func(string, nativeFunc)) {
 			sig, err = signPSS(k.priv.(*rsa.PrivateKey), h, digestOf(h, data), int(call.Argument(4).ToInteger()))
 		case "ECDSA":
 			p := k.priv.(*ecdsa.PrivateKey)
+			if signer := k.p256SignerOf(p); signer != nil {
+				sig, err = signer.sign(digestOf(h, data))
+				break
+			}
 			r, s, serr := ecdsa.Sign(rand.Reader, p, digestOf(h, data))
 			err = serr
 			if err == nil {
