@@ -3,97 +3,69 @@
 #include "textflag.h"
 
 // Base64 decoding of Node's alphabet (both '+' '/' and '-' '_') with AVX2,
-// 32 characters to 24 bytes a step; see base64_amd64.go. A character's
-// class comes from signed range compares (bytes from 0x80 are negative and
-// in no class), its 6-bit value from adding the class's offset; the values
-// are packed with multiply-adds (a<<18 | b<<12 | c<<6 | d per four), a
-// byte shuffle per lane and a dword permute across lanes.
+// 32 characters to 24 bytes a step; see base64_amd64.go. '-' and '_'
+// first become '+' and '/'. A character is valid when the bit of its high
+// nibble is clear in its low nibble's entry of lutLo (lutHi gives each
+// high nibble 2-7 its own bit, every other one a bit lutLo always has);
+// its 6-bit value is the character plus lutRoll[high nibble], where '/'
+// takes the entry before its nibble's. The values are packed with
+// multiply-adds (a<<18 | b<<12 | c<<6 | d per four), a byte shuffle per
+// lane and a dword permute across lanes. (The tables are generated and
+// checked against every byte value; the Go tests check the result.)
 
-DATA b64k<>+0(SB)/8, $0x4040404040404040
-DATA b64k<>+8(SB)/8, $0x4040404040404040
-DATA b64k<>+16(SB)/8, $0x4040404040404040
-DATA b64k<>+24(SB)/8, $0x4040404040404040
-DATA b64k<>+32(SB)/8, $0x6060606060606060
-DATA b64k<>+40(SB)/8, $0x6060606060606060
-DATA b64k<>+48(SB)/8, $0x6060606060606060
-DATA b64k<>+56(SB)/8, $0x6060606060606060
-DATA b64k<>+64(SB)/8, $0x2f2f2f2f2f2f2f2f
-DATA b64k<>+72(SB)/8, $0x2f2f2f2f2f2f2f2f
-DATA b64k<>+80(SB)/8, $0x2f2f2f2f2f2f2f2f
-DATA b64k<>+88(SB)/8, $0x2f2f2f2f2f2f2f2f
-DATA b64k<>+96(SB)/8, $0xbfbfbfbfbfbfbfbf
-DATA b64k<>+104(SB)/8, $0xbfbfbfbfbfbfbfbf
-DATA b64k<>+112(SB)/8, $0xbfbfbfbfbfbfbfbf
-DATA b64k<>+120(SB)/8, $0xbfbfbfbfbfbfbfbf
-DATA b64k<>+128(SB)/8, $0xb9b9b9b9b9b9b9b9
-DATA b64k<>+136(SB)/8, $0xb9b9b9b9b9b9b9b9
-DATA b64k<>+144(SB)/8, $0xb9b9b9b9b9b9b9b9
-DATA b64k<>+152(SB)/8, $0xb9b9b9b9b9b9b9b9
-DATA b64k<>+160(SB)/8, $0x0404040404040404
-DATA b64k<>+168(SB)/8, $0x0404040404040404
-DATA b64k<>+176(SB)/8, $0x0404040404040404
-DATA b64k<>+184(SB)/8, $0x0404040404040404
-DATA b64k<>+192(SB)/8, $0x2b2b2b2b2b2b2b2b
-DATA b64k<>+200(SB)/8, $0x2b2b2b2b2b2b2b2b
-DATA b64k<>+208(SB)/8, $0x2b2b2b2b2b2b2b2b
-DATA b64k<>+216(SB)/8, $0x2b2b2b2b2b2b2b2b
-DATA b64k<>+224(SB)/8, $0x1313131313131313
-DATA b64k<>+232(SB)/8, $0x1313131313131313
-DATA b64k<>+240(SB)/8, $0x1313131313131313
-DATA b64k<>+248(SB)/8, $0x1313131313131313
-DATA b64k<>+256(SB)/8, $0x2d2d2d2d2d2d2d2d
-DATA b64k<>+264(SB)/8, $0x2d2d2d2d2d2d2d2d
-DATA b64k<>+272(SB)/8, $0x2d2d2d2d2d2d2d2d
-DATA b64k<>+280(SB)/8, $0x2d2d2d2d2d2d2d2d
-DATA b64k<>+288(SB)/8, $0x1111111111111111
-DATA b64k<>+296(SB)/8, $0x1111111111111111
-DATA b64k<>+304(SB)/8, $0x1111111111111111
-DATA b64k<>+312(SB)/8, $0x1111111111111111
-DATA b64k<>+320(SB)/8, $0x2f2f2f2f2f2f2f2f
-DATA b64k<>+328(SB)/8, $0x2f2f2f2f2f2f2f2f
-DATA b64k<>+336(SB)/8, $0x2f2f2f2f2f2f2f2f
-DATA b64k<>+344(SB)/8, $0x2f2f2f2f2f2f2f2f
-DATA b64k<>+352(SB)/8, $0x1010101010101010
-DATA b64k<>+360(SB)/8, $0x1010101010101010
-DATA b64k<>+368(SB)/8, $0x1010101010101010
-DATA b64k<>+376(SB)/8, $0x1010101010101010
-DATA b64k<>+384(SB)/8, $0x5f5f5f5f5f5f5f5f
-DATA b64k<>+392(SB)/8, $0x5f5f5f5f5f5f5f5f
-DATA b64k<>+400(SB)/8, $0x5f5f5f5f5f5f5f5f
-DATA b64k<>+408(SB)/8, $0x5f5f5f5f5f5f5f5f
-DATA b64k<>+416(SB)/8, $0xe0e0e0e0e0e0e0e0
-DATA b64k<>+424(SB)/8, $0xe0e0e0e0e0e0e0e0
-DATA b64k<>+432(SB)/8, $0xe0e0e0e0e0e0e0e0
-DATA b64k<>+440(SB)/8, $0xe0e0e0e0e0e0e0e0
-DATA b64k<>+448(SB)/8, $0x5b5b5b5b5b5b5b5b
-DATA b64k<>+456(SB)/8, $0x5b5b5b5b5b5b5b5b
-DATA b64k<>+464(SB)/8, $0x5b5b5b5b5b5b5b5b
-DATA b64k<>+472(SB)/8, $0x5b5b5b5b5b5b5b5b
-DATA b64k<>+480(SB)/8, $0x7b7b7b7b7b7b7b7b
-DATA b64k<>+488(SB)/8, $0x7b7b7b7b7b7b7b7b
-DATA b64k<>+496(SB)/8, $0x7b7b7b7b7b7b7b7b
-DATA b64k<>+504(SB)/8, $0x7b7b7b7b7b7b7b7b
-DATA b64k<>+512(SB)/8, $0x3a3a3a3a3a3a3a3a
-DATA b64k<>+520(SB)/8, $0x3a3a3a3a3a3a3a3a
-DATA b64k<>+528(SB)/8, $0x3a3a3a3a3a3a3a3a
-DATA b64k<>+536(SB)/8, $0x3a3a3a3a3a3a3a3a
-DATA b64k<>+544(SB)/8, $0x0140014001400140
-DATA b64k<>+552(SB)/8, $0x0140014001400140
-DATA b64k<>+560(SB)/8, $0x0140014001400140
-DATA b64k<>+568(SB)/8, $0x0140014001400140
-DATA b64k<>+576(SB)/8, $0x0001100000011000
-DATA b64k<>+584(SB)/8, $0x0001100000011000
-DATA b64k<>+592(SB)/8, $0x0001100000011000
-DATA b64k<>+600(SB)/8, $0x0001100000011000
-DATA b64k<>+608(SB)/8, $0x090a040506000102
-DATA b64k<>+616(SB)/8, $0x808080800c0d0e08
-DATA b64k<>+624(SB)/8, $0x090a040506000102
-DATA b64k<>+632(SB)/8, $0x808080800c0d0e08
-DATA b64k<>+640(SB)/8, $0x0000000100000000
-DATA b64k<>+648(SB)/8, $0x0000000400000002
-DATA b64k<>+656(SB)/8, $0x0000000600000005
-DATA b64k<>+664(SB)/8, $0x0000000700000003
-GLOBL b64k<>(SB), RODATA|NOPTR, $672
+DATA b64k<>+0(SB)/8, $0x0f0f0f0f0f0f0f0f
+DATA b64k<>+8(SB)/8, $0x0f0f0f0f0f0f0f0f
+DATA b64k<>+16(SB)/8, $0x0f0f0f0f0f0f0f0f
+DATA b64k<>+24(SB)/8, $0x0f0f0f0f0f0f0f0f
+DATA b64k<>+32(SB)/8, $0x4141414141414155
+DATA b64k<>+40(SB)/8, $0x6a6b6b6b6a434141
+DATA b64k<>+48(SB)/8, $0x4141414141414155
+DATA b64k<>+56(SB)/8, $0x6a6b6b6b6a434141
+DATA b64k<>+64(SB)/8, $0x2010080402014040
+DATA b64k<>+72(SB)/8, $0x4040404040404040
+DATA b64k<>+80(SB)/8, $0x2010080402014040
+DATA b64k<>+88(SB)/8, $0x4040404040404040
+DATA b64k<>+96(SB)/8, $0xb9b9bfbf04131000
+DATA b64k<>+104(SB)/8, $0x0000000000000000
+DATA b64k<>+112(SB)/8, $0xb9b9bfbf04131000
+DATA b64k<>+120(SB)/8, $0x0000000000000000
+DATA b64k<>+128(SB)/8, $0x2f2f2f2f2f2f2f2f
+DATA b64k<>+136(SB)/8, $0x2f2f2f2f2f2f2f2f
+DATA b64k<>+144(SB)/8, $0x2f2f2f2f2f2f2f2f
+DATA b64k<>+152(SB)/8, $0x2f2f2f2f2f2f2f2f
+DATA b64k<>+160(SB)/8, $0x2d2d2d2d2d2d2d2d
+DATA b64k<>+168(SB)/8, $0x2d2d2d2d2d2d2d2d
+DATA b64k<>+176(SB)/8, $0x2d2d2d2d2d2d2d2d
+DATA b64k<>+184(SB)/8, $0x2d2d2d2d2d2d2d2d
+DATA b64k<>+192(SB)/8, $0x5f5f5f5f5f5f5f5f
+DATA b64k<>+200(SB)/8, $0x5f5f5f5f5f5f5f5f
+DATA b64k<>+208(SB)/8, $0x5f5f5f5f5f5f5f5f
+DATA b64k<>+216(SB)/8, $0x5f5f5f5f5f5f5f5f
+DATA b64k<>+224(SB)/8, $0x0202020202020202
+DATA b64k<>+232(SB)/8, $0x0202020202020202
+DATA b64k<>+240(SB)/8, $0x0202020202020202
+DATA b64k<>+248(SB)/8, $0x0202020202020202
+DATA b64k<>+256(SB)/8, $0x3030303030303030
+DATA b64k<>+264(SB)/8, $0x3030303030303030
+DATA b64k<>+272(SB)/8, $0x3030303030303030
+DATA b64k<>+280(SB)/8, $0x3030303030303030
+DATA b64k<>+288(SB)/8, $0x0140014001400140
+DATA b64k<>+296(SB)/8, $0x0140014001400140
+DATA b64k<>+304(SB)/8, $0x0140014001400140
+DATA b64k<>+312(SB)/8, $0x0140014001400140
+DATA b64k<>+320(SB)/8, $0x0001100000011000
+DATA b64k<>+328(SB)/8, $0x0001100000011000
+DATA b64k<>+336(SB)/8, $0x0001100000011000
+DATA b64k<>+344(SB)/8, $0x0001100000011000
+DATA b64k<>+352(SB)/8, $0x090a040506000102
+DATA b64k<>+360(SB)/8, $0x808080800c0d0e08
+DATA b64k<>+368(SB)/8, $0x090a040506000102
+DATA b64k<>+376(SB)/8, $0x808080800c0d0e08
+DATA b64k<>+384(SB)/8, $0x0000000100000000
+DATA b64k<>+392(SB)/8, $0x0000000400000002
+DATA b64k<>+400(SB)/8, $0x0000000600000005
+DATA b64k<>+408(SB)/8, $0x0000000700000003
+GLOBL b64k<>(SB), RODATA|NOPTR, $416
 
 // func b64DecodeAVX2(dst []byte, src string) (read int)
 TEXT ·b64DecodeAVX2(SB), NOSPLIT, $0-48
@@ -103,13 +75,16 @@ TEXT ·b64DecodeAVX2(SB), NOSPLIT, $0-48
 	MOVQ src_len+32(FP), R9
 	XORQ AX, AX // characters read
 	XORQ BX, BX // bytes written
-	VMOVDQU b64k<>+448(SB), Y10
-	VMOVDQU b64k<>+480(SB), Y11
-	VMOVDQU b64k<>+512(SB), Y12
-	VMOVDQU b64k<>+544(SB), Y13
-	VMOVDQU b64k<>+576(SB), Y14
-	VMOVDQU b64k<>+608(SB), Y15
-	VMOVDQU b64k<>+640(SB), Y9
+	VMOVDQU b64k<>+0(SB), Y6
+	VMOVDQU b64k<>+32(SB), Y7
+	VMOVDQU b64k<>+64(SB), Y8
+	VMOVDQU b64k<>+96(SB), Y9
+	VMOVDQU b64k<>+384(SB), Y10
+	VMOVDQU b64k<>+288(SB), Y11
+	VMOVDQU b64k<>+320(SB), Y12
+	VMOVDQU b64k<>+352(SB), Y13
+	VMOVDQU b64k<>+128(SB), Y14
+	VMOVDQU b64k<>+160(SB), Y15
 
 loop:
 	LEAQ 32(AX), CX
@@ -119,50 +94,31 @@ loop:
 	CMPQ CX, R8
 	JGT done
 	VMOVDQU (SI)(AX*1), Y0
-	VPXOR Y7, Y7, Y7 // offsets
-	VPXOR Y8, Y8, Y8 // valid
-	VPCMPGTB b64k<>+0(SB), Y0, Y1
-	VPCMPGTB Y0, Y10, Y2
-	VPAND Y1, Y2, Y1
-	VPAND b64k<>+96(SB), Y1, Y2
-	VPOR Y2, Y7, Y7
-	VPOR Y1, Y8, Y8
-	VPCMPGTB b64k<>+32(SB), Y0, Y1
-	VPCMPGTB Y0, Y11, Y2
-	VPAND Y1, Y2, Y1
-	VPAND b64k<>+128(SB), Y1, Y2
-	VPOR Y2, Y7, Y7
-	VPOR Y1, Y8, Y8
-	VPCMPGTB b64k<>+64(SB), Y0, Y1
-	VPCMPGTB Y0, Y12, Y2
-	VPAND Y1, Y2, Y1
-	VPAND b64k<>+160(SB), Y1, Y2
-	VPOR Y2, Y7, Y7
-	VPOR Y1, Y8, Y8
+	// '-' → '+', '_' → '/'
+	VPCMPEQB Y15, Y0, Y1
+	VPAND b64k<>+224(SB), Y1, Y1
+	VPSUBB Y1, Y0, Y0
 	VPCMPEQB b64k<>+192(SB), Y0, Y1
-	VPAND b64k<>+224(SB), Y1, Y2
-	VPOR Y2, Y7, Y7
-	VPOR Y1, Y8, Y8
-	VPCMPEQB b64k<>+256(SB), Y0, Y1
-	VPAND b64k<>+288(SB), Y1, Y2
-	VPOR Y2, Y7, Y7
-	VPOR Y1, Y8, Y8
-	VPCMPEQB b64k<>+320(SB), Y0, Y1
-	VPAND b64k<>+352(SB), Y1, Y2
-	VPOR Y2, Y7, Y7
-	VPOR Y1, Y8, Y8
-	VPCMPEQB b64k<>+384(SB), Y0, Y1
-	VPAND b64k<>+416(SB), Y1, Y2
-	VPOR Y2, Y7, Y7
-	VPOR Y1, Y8, Y8
-	VPMOVMSKB Y8, CX
-	CMPL CX, $0xffffffff
+	VPAND b64k<>+256(SB), Y1, Y1
+	VPSUBB Y1, Y0, Y0
+	// nibbles, and the validity test
+	VPSRLD $4, Y0, Y1
+	VPAND Y6, Y1, Y1
+	VPAND Y6, Y0, Y2
+	VPSHUFB Y2, Y7, Y3
+	VPSHUFB Y1, Y8, Y4
+	VPTEST Y3, Y4
 	JNE done
-	VPADDB Y7, Y0, Y0
-	VPMADDUBSW Y13, Y0, Y0
-	VPMADDWD Y14, Y0, Y0
-	VPSHUFB Y15, Y0, Y0
-	VPERMD Y0, Y9, Y0
+	// values
+	VPCMPEQB Y14, Y0, Y5
+	VPADDB Y5, Y1, Y1
+	VPSHUFB Y1, Y9, Y1
+	VPADDB Y1, Y0, Y0
+	// pack
+	VPMADDUBSW Y11, Y0, Y0
+	VPMADDWD Y12, Y0, Y0
+	VPSHUFB Y13, Y0, Y0
+	VPERMD Y0, Y10, Y0
 	VMOVDQU Y0, (DI)(BX*1)
 	ADDQ $32, AX
 	ADDQ $24, BX

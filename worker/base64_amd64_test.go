@@ -41,3 +41,18 @@ func TestDecodeBase64SIMD(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkDecodeBase64SIMD: the vector loop alone on 1 MiB of output
+// (no allocation), in bytes of output per second.
+func BenchmarkDecodeBase64SIMD(b *testing.B) {
+	raw := make([]byte, 1<<20)
+	for i := range raw {
+		raw[i] = byte(i*31 + 7)
+	}
+	s := base64.RawStdEncoding.EncodeToString(raw)
+	dst := make([]byte, len(raw)+32)
+	b.SetBytes(int64(len(raw)))
+	for b.Loop() {
+		decodeBase64SIMD(dst, s)
+	}
+}
