@@ -22,10 +22,12 @@ import (
 // k) and a few constant-time multiplications modulo the group order n
 // (filippo.io/bigmod):
 //
-//   - the nonce k is half of SHA-512(32 fresh random bytes ‖ d ‖ digest),
-//     taken if below n (rejection sampling, so uniform): random, and still
-//     unpredictable should the random source fail, hedged as it is with the
-//     key and the message;
+//   - the nonce k is half of SHA-512(label ‖ 32 fresh random bytes ‖ d ‖
+//     digest), taken if below n (rejection sampling, so uniform). Fresh
+//     randomness makes it new on every call; the key and the digest hedge
+//     it: were the random source ever to repeat, k would still be secret
+//     (it depends on d) and differ between messages, as RFC 6979's
+//     deterministic nonces do, so no two messages share a nonce;
 //   - k⁻¹ is computed blinded: t = k·b for a fresh random b, t⁻¹ with
 //     math/big's (variable-time) inversion, then k⁻¹ = t⁻¹·b. t is uniform
 //     and independent of k, so the inversion's timing tells nothing about k;
@@ -74,6 +76,10 @@ func (k *asymKey) p256SignerOf(priv *ecdsa.PrivateKey) *p256Signer {
 
 var errP256Sign = errors.New("ecdsa: signing failed")
 
+// nonceDomain starts every hash randomScalar makes, so that its outputs
+// are used for nothing else.
+var nonceDomain = []byte("celld ECDSA P-256 scalar\x00")
+
 // randomScalar returns a uniformly distributed nonzero scalar mod n:
 // SHA-512 of fresh random bytes and parts, whose two halves are candidates
 // taken only if below n (each is rejected with probability about 2⁻³²,
@@ -85,6 +91,7 @@ func randomScalar(n *bigmod.Modulus, parts ...[]byte) (*bigmod.Nat, error) {
 			return nil, err
 		}
 		h := sha512.New()
+		h.Write(nonceDomain)
 		h.Write(fresh[:])
 		for _, p := range parts {
 			h.Write(p)
@@ -128,27 +135,31 @@ func (p *p256Signer) sign(digest []byte) ([]byte, error) {
 		if err != nil || r.IsZero() == 1 {
 			continue
 		}
-		// k⁻¹, blinded by b.
+		// k⁻¹, blinded by b: t = k·b (k is not needed past this point, so
+		// it becomes t in place), k⁻¹ = t⁻¹·b.
 		b, err := randomScalar(n)
 		if err != nil {
 			return nil, err
 		}
-		t := bigmod.NewNat().Mod(k, n).Mul(b, n)
+		t := k.Mul(b, n)
 		tInv := new(big.Int).ModInverse(new(big.Int).SetBytes(t.Bytes(n)), elliptic.P256().Params().N)
 		if tInv == nil {
 			continue
 		}
-		kInv, err := bigmod.NewNat().SetBytes(padTo(tInv.Bytes(), 32), n)
+		var tb [32]byte
+		kInv, err := bigmod.NewNat().SetBytes(tInv.FillBytes(tb[:]), n)
 		if err != nil {
 			continue
 		}
 		kInv.Mul(b, n)
-		// s = k⁻¹ (e + r d)
-		s := bigmod.NewNat().Mod(r, n).Mul(p.d, n).Add(e, n).Mul(kInv, n)
+		// s = k⁻¹ (e + r d); r's bytes are kept first, as r becomes s.
+		sig := make([]byte, 32, 64)
+		copy(sig, r.Bytes(n))
+		s := r.Mul(p.d, n).Add(e, n).Mul(kInv, n)
 		if s.IsZero() == 1 {
 			continue
 		}
-		return append(r.Bytes(n), s.Bytes(n)...), nil
+		return append(sig, s.Bytes(n)...), nil
 	}
 	return nil, errP256Sign
 }
