@@ -3,6 +3,7 @@ module github.com/celldgo/celld
 go 1.26.8
 
 require (
+	filippo.io/bigmod v0.1.0
 	github.com/BurntSushi/toml v1.6.0
 	github.com/charmbracelet/bubbletea v1.3.10
 	github.com/charmbracelet/lipgloss v1.1.0
@@ -22,7 +23,6 @@ require (
 )
 
 require (
-	filippo.io/bigmod v0.1.0 // indirect
 	github.com/aymanbagabas/go-osc52/v2 v2.0.1 // indirect
 	github.com/beorn7/perks v1.0.1 // indirect
 	github.com/bits-and-blooms/bitset v1.24.6 // indirect
