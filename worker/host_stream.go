@@ -20,16 +20,8 @@ func (h *Host) ReadableStream(rc io.ReadCloser) (goja.Value, error) {
 		return nil, errors.New("prelude: internal.goStream missing")
 	}
 	handle := iso.vm.ToValue(iso.newGoBody(rc))
-	stream, err := mk(goja.Undefined(), handle)
-	if err != nil {
-		return nil, err
-	}
 	// Passed on unread (new Response(stream)), it goes back to Go whole.
-	mark, ok := goja.AssertFunction(iso.internal.Get("markGoStream"))
-	if !ok {
-		return stream, nil
-	}
-	return mark(goja.Undefined(), stream, handle)
+	return mk(goja.Undefined(), handle)
 }
 
 // StreamReader locks the script's ReadableStream and returns a reader of

@@ -507,11 +507,7 @@ internal.takeGoStream = (stream) => {
   internal.lockTaken(stream);
   return handle;
 };
-// markGoStream marks stream, a goStream of handle, as one Go may take back.
-internal.markGoStream = (stream, handle) => {
-  native.defineHidden(stream, kGoHandle, handle);
-  return stream;
-};
+
 // scrubCalls(n) nests n calls (see scrubCalls in stream_in.go).
 internal.scrubCalls = function scrubCalls(n) {
   if (n > 0) scrubCalls(n - 1);
@@ -540,8 +536,15 @@ class GoSource {
   cancel() { native.bodyCancel(this.handle); }
 }
 const goStrategy = Object.freeze({ highWaterMark: 0 });
-internal.goStream = (handle, signal = null) =>
-  signal === null ? internal.lazySourceStream(new GoSource(handle, null)) : new ReadableStream(new GoSource(handle, signal), goStrategy);
+// Every goStream is marked with its handle (kGoHandle), so Go can take
+// the body back whole while nobody has read it: an R2 object's, a
+// fetch() response's or a Durable Object's answer returned as is, or read
+// whole with text(). One without an abort signal is lazy (30_readable.js).
+internal.goStream = (handle, signal = null) => {
+  const s = signal === null ? internal.lazySourceStream(new GoSource(handle, null)) : new ReadableStream(new GoSource(handle, signal), goStrategy);
+  native.defineHidden(s, kGoHandle, handle);
+  return s;
+};
 
 // ---- ExecutionContext and dispatch ----------------------------------------
 
