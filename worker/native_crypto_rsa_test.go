@@ -232,3 +232,83 @@ func TestRSAVerifyPSSForged(t *testing.T) {
 		}
 	}
 }
+
+// TestRSAVerifyMutatedEncodings re-signs valid encoded messages (EM)
+// with one to three random bytes changed, and mutates valid signatures at
+// random: for PKCS#1 v1.5 and PSS, the cached verifier accepts exactly
+// what crypto/rsa accepts. A change to the signature itself scrambles the
+// whole EM; a change to the EM, signed with the raw private operation,
+// reaches each field's check on its own.
+func TestRSAVerifyMutatedEncodings(t *testing.T) {
+	r := mrand.New(mrand.NewPCG(21, 22))
+	for _, priv := range rsaTestKeys(t) {
+		pub := &priv.PublicKey
+		key := &asymKey{kind: "RSA", pub: pub}
+		open := func(sig []byte) []byte { // the EM under a signature
+			em := new(big.Int).Exp(new(big.Int).SetBytes(sig), big.NewInt(int64(pub.E)), pub.N)
+			return padTo(em.Bytes(), len(sig))
+		}
+		for _, h := range []crypto.Hash{crypto.SHA1, crypto.SHA256, crypto.SHA384, crypto.SHA512} {
+			hashed := digestOf(h, []byte{byte(h), 1, 2, 3})
+			pkcs, err := rsa.SignPKCS1v15(nil, priv, h, hashed)
+			if err != nil {
+				t.Fatal(err)
+			}
+			salt := min(h.Size(), (pub.N.BitLen()-1+7)/8-h.Size()-2)
+			pss, err := signPSS(priv, h, hashed, salt)
+			if err != nil {
+				t.Fatal(err)
+			}
+			cases := []struct {
+				name   string
+				sig    []byte
+				got    func(sig []byte) bool
+				crypto func(sig []byte) bool
+			}{
+				{"PKCS#1 v1.5", pkcs,
+					func(sig []byte) bool { return key.verifyPKCS1v15(pub, h, hashed, sig) },
+					func(sig []byte) bool { return rsa.VerifyPKCS1v15(pub, h, hashed, sig) == nil }},
+				{"PSS", pss,
+					func(sig []byte) bool { return key.verifyPSS(pub, h, hashed, sig, salt) },
+					func(sig []byte) bool {
+						return rsa.VerifyPSS(pub, h, hashed, sig, &rsa.PSSOptions{SaltLength: salt, Hash: h}) == nil
+					}},
+			}
+			for _, c := range cases {
+				em := open(c.sig)
+				accepted := 0
+				for i := range 60 {
+					var sig []byte
+					if i%2 == 0 {
+						m := append([]byte(nil), em...)
+						for k := 1 + r.IntN(3); k > 0; k-- {
+							m[r.IntN(len(m))] = byte(r.Uint32())
+						}
+						if new(big.Int).SetBytes(m).Cmp(pub.N) >= 0 {
+							continue
+						}
+						sig = rawSign(priv, m)
+					} else {
+						sig = append([]byte(nil), c.sig...)
+						sig[r.IntN(len(sig))] ^= byte(1 + r.IntN(255))
+					}
+					want := c.crypto(sig)
+					if got := c.got(sig); got != want {
+						t.Fatalf("%d bits, e=%d, %v, %s, mutation %d: got %v, crypto/rsa says %v", pub.N.BitLen(), pub.E, h, c.name, i, got, want)
+					}
+					if want {
+						accepted++
+					}
+				}
+				// A random byte may equal the one it replaces, so a
+				// mutation can leave the signature valid, but rarely.
+				if accepted > 10 {
+					t.Fatalf("%d bits, %v, %s: %d of 60 mutations verified", pub.N.BitLen(), h, c.name, accepted)
+				}
+				if !c.got(c.sig) {
+					t.Fatalf("%d bits, %v, %s: the valid signature did not verify", pub.N.BitLen(), h, c.name)
+				}
+			}
+		}
+	}
+}
