@@ -1,11 +1,14 @@
 package r2
 
 import (
+	"bytes"
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"net/http"
+	"slices"
 	"strings"
 	"time"
 	"unicode/utf16"
@@ -25,10 +28,80 @@ const EnvelopeKey = "celld-r2"
 type envelope struct {
 	V            int               `json:"v"`
 	Version      string            `json:"version,omitempty"`
-	Custom       map[string]string `json:"custom,omitempty"`
+	Custom       *ordered          `json:"custom,omitempty"`
 	Checksums    map[string]string `json:"checksums,omitempty"`
 	StorageClass string            `json:"storage_class,omitempty"`
 	CacheExpiry  *int64            `json:"cache_expiry,omitempty"` // unix ms
+}
+
+// ordered is a JSON object of strings whose key order is kept: custom
+// metadata reads back in the order it was written, as on R2.
+type ordered struct {
+	m    map[string]string
+	keys []string // the order; keys of m not in it follow, sorted
+}
+
+func (o *ordered) MarshalJSON() ([]byte, error) {
+	var b bytes.Buffer
+	b.WriteByte('{')
+	for i, k := range orderOf(o.m, o.keys) {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		kb, _ := json.Marshal(k)
+		vb, _ := json.Marshal(o.m[k])
+		b.Write(kb)
+		b.WriteByte(':')
+		b.Write(vb)
+	}
+	b.WriteByte('}')
+	return b.Bytes(), nil
+}
+
+func (o *ordered) UnmarshalJSON(data []byte) error {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return fmt.Errorf("custom metadata: not an object")
+	}
+	o.m = map[string]string{}
+	o.keys = nil
+	for dec.More() {
+		t, err := dec.Token()
+		if err != nil {
+			return fmt.Errorf("custom metadata: %w", err)
+		}
+		k, _ := t.(string)
+		var v string
+		if err := dec.Decode(&v); err != nil {
+			return fmt.Errorf("custom metadata %q: %w", k, err)
+		}
+		if _, dup := o.m[k]; !dup {
+			o.keys = append(o.keys, k)
+		}
+		o.m[k] = v
+	}
+	return nil
+}
+
+// orderOf is m's keys in the order of keys, then any others sorted.
+func orderOf(m map[string]string, keys []string) []string {
+	out := make([]string, 0, len(m))
+	seen := make(map[string]bool, len(m))
+	for _, k := range keys {
+		if _, ok := m[k]; ok && !seen[k] {
+			seen[k] = true
+			out = append(out, k)
+		}
+	}
+	if len(out) == len(m) {
+		return out
+	}
+	for _, k := range slices.Sorted(maps.Keys(m)) {
+		if !seen[k] {
+			out = append(out, k)
+		}
+	}
+	return out
 }
 
 // asciiJSON encodes v as JSON with every non-ASCII character escaped, so
@@ -59,8 +132,11 @@ func newVersion() string {
 
 // storeMeta is what a put stores: the headers as headers, the rest in the
 // envelope.
-func storeMeta(h HTTPMetadata, custom map[string]string, sums map[string]string, class, version string) bucket.Meta {
-	e := envelope{V: 1, Version: version, Custom: custom, Checksums: sums, StorageClass: class}
+func storeMeta(h HTTPMetadata, custom map[string]string, keys []string, sums map[string]string, class, version string) bucket.Meta {
+	e := envelope{V: 1, Version: version, Checksums: sums, StorageClass: class}
+	if len(custom) > 0 {
+		e.Custom = &ordered{m: custom, keys: keys}
+	}
 	m := bucket.Meta{
 		ContentType: h.ContentType, ContentLanguage: h.ContentLanguage, ContentDisposition: h.ContentDisposition,
 		ContentEncoding: h.ContentEncoding, CacheControl: h.CacheControl,
@@ -90,8 +166,9 @@ func (b *Bucket) record(key string, oi bucket.ObjectInfo) *Object {
 		if e.Version != "" {
 			o.Version = e.Version
 		}
-		for k, v := range e.Custom {
-			o.Custom[k] = v
+		if e.Custom != nil {
+			maps.Copy(o.Custom, e.Custom.m)
+			o.CustomKeys = e.Custom.keys
 		}
 		for k, v := range e.Checksums {
 			o.Checksums[k] = v

@@ -106,7 +106,7 @@ func (b *Bucket) fillMeta(ctx context.Context, objs []*Object, o ListOptions) er
 			dst.HTTP = r.obj.HTTP
 		}
 		if o.Custom {
-			dst.Custom = r.obj.Custom
+			dst.Custom, dst.CustomKeys = r.obj.Custom, r.obj.CustomKeys
 		}
 	}
 	return nil

@@ -12,6 +12,7 @@ import (
 type MultipartOptions struct {
 	HTTP         HTTPMetadata
 	Custom       map[string]string
+	CustomKeys   []string // Custom's keys in the order written (else sorted)
 	StorageClass string
 }
 
@@ -28,7 +29,7 @@ func (b *Bucket) CreateMultipart(ctx context.Context, key string, o MultipartOpt
 	if err := b.gate(ctx, op); err != nil {
 		return "", err
 	}
-	id, err := b.store.CreateMultipart(ctx, b.prefix+key, storeMeta(o.HTTP, o.Custom, nil, o.StorageClass, newVersion()))
+	id, err := b.store.CreateMultipart(ctx, b.prefix+key, storeMeta(o.HTTP, o.Custom, o.CustomKeys, nil, o.StorageClass, newVersion()))
 	if err != nil {
 		return "", storeErr(op, err)
 	}

@@ -43,6 +43,7 @@ func newHash(field string) hash.Hash {
 type PutOptions struct {
 	HTTP         HTTPMetadata
 	Custom       map[string]string
+	CustomKeys   []string          // Custom's keys in the order written (else sorted)
 	Checksums    map[string][]byte // field (md5, sha1, ...) → the digest the caller asserts
 	StorageClass string
 	OnlyIf       *Conditional
@@ -226,7 +227,7 @@ func (b *Bucket) putSmall(ctx context.Context, key string, data []byte, o PutOpt
 		return nil, err
 	}
 	version := newVersion()
-	meta := storeMeta(o.HTTP, o.Custom, sums, o.StorageClass, version)
+	meta := storeMeta(o.HTTP, o.Custom, o.CustomKeys, sums, o.StorageClass, version)
 	for attempt := 0; ; attempt++ {
 		var cond bucket.Cond
 		if o.OnlyIf != nil {
@@ -262,7 +263,7 @@ func (b *Bucket) putKnown(ctx context.Context, key string, body io.Reader, size 
 	if err := b.gate(ctx, "put"); err != nil {
 		return nil, err
 	}
-	meta := storeMeta(o.HTTP, o.Custom, nil, o.StorageClass, newVersion())
+	meta := storeMeta(o.HTTP, o.Custom, o.CustomKeys, nil, o.StorageClass, newVersion())
 	for attempt := 0; ; attempt++ {
 		var cond bucket.Cond
 		if o.OnlyIf != nil {
@@ -323,7 +324,7 @@ func (b *Bucket) putParts(ctx context.Context, key string, first []byte, body io
 	// The checksums are not known before the last part: they cannot go in
 	// the upload's metadata, which is fixed at its start. So an asserted
 	// checksum is checked but not stored for a multipart put.
-	meta := storeMeta(o.HTTP, o.Custom, nil, o.StorageClass, newVersion())
+	meta := storeMeta(o.HTTP, o.Custom, o.CustomKeys, nil, o.StorageClass, newVersion())
 	id, err := b.store.CreateMultipart(ctx, b.prefix+key, meta)
 	if err != nil {
 		return nil, storeErr("put", err)

@@ -200,6 +200,7 @@ type Object struct {
 	Uploaded     time.Time         `json:"uploaded"`
 	HTTP         HTTPMetadata      `json:"httpMetadata"`
 	Custom       map[string]string `json:"customMetadata"`
+	CustomKeys   []string          `json:"-"`         // Custom's keys in the order they were written
 	Checksums    map[string]string `json:"checksums"` // algorithm (md5, sha1, ...) → lowercase hex
 	StorageClass string            `json:"storageClass"`
 	Range        *Range            `json:"range,omitempty"`

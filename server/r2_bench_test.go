@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/rand"
+	"flag"
 	"fmt"
 	"io"
 	"net/http"
@@ -24,6 +25,8 @@ import (
 	"github.com/celldgo/celld/bucket"
 	"github.com/celldgo/celld/internal/miniotest"
 )
+
+var r2BenchSizes = flag.String("r2.sizes", "1048576,67108864", "BenchmarkR2Throughput: object sizes in bytes, comma-separated")
 
 const r2BenchWorker = `export default {
   async fetch(request, env) {
@@ -48,11 +51,27 @@ type r2Sample struct {
 	bytesMoved int64
 }
 
-// mibps is the throughput at the median operation.
-func (s *r2Sample) mibps(size int) float64 {
+// median is the wall time of the median operation.
+func (s *r2Sample) median() time.Duration {
 	w := slices.Clone(s.wall)
 	slices.Sort(w)
-	return float64(size) / (1 << 20) / w[len(w)/2].Seconds()
+	return w[len(w)/2]
+}
+
+// mibps is the throughput at the median operation.
+func (s *r2Sample) mibps(size int) float64 {
+	return float64(size) / (1 << 20) / s.median().Seconds()
+}
+
+// sizeLabel names an object size for a metric: 1MiB, 64MiB, 4KiB, 100B.
+func sizeLabel(n int) string {
+	switch {
+	case n >= 1<<20 && n%(1<<20) == 0:
+		return fmt.Sprintf("%dMiB", n>>20)
+	case n >= 1<<10 && n%(1<<10) == 0:
+		return fmt.Sprintf("%dKiB", n>>10)
+	}
+	return fmt.Sprintf("%dB", n)
 }
 
 // cpuPerMiB is CPU milliseconds per MiB moved, this process and MinIO.
@@ -140,13 +159,23 @@ func BenchmarkR2Throughput(b *testing.B) {
 	ctx := context.Background()
 	pid := srv.PID()
 	defer debug.SetGCPercent(debug.SetGCPercent(200))
-	for _, size := range []int{1 << 20, 64 << 20} {
+	var sizes []int
+	for _, f := range strings.Split(*r2BenchSizes, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || n <= 0 {
+			b.Fatalf("-r2.sizes: %q is not a size in bytes", f)
+		}
+		sizes = append(sizes, n)
+	}
+	for _, size := range sizes {
 		data := make([]byte, size)
 		rand.Read(data)
 		serveGC()
 		rounds := 40
 		if size > 8<<20 {
 			rounds = 12
+		} else if size < 64<<10 {
+			rounds = 400 // small objects: the fixed cost per operation
 		}
 		rounds *= b.N
 		rawKey := fmt.Sprintf("raw/%d", size)
@@ -224,11 +253,12 @@ func BenchmarkR2Throughput(b *testing.B) {
 			wm, rm := w.mibps(size), r.mibps(size)
 			ws, wsrv := w.cpuPerMiB()
 			rs, rsrv := r.cpuPerMiB()
-			b.Logf("%2d MiB %s: worker %6.1f MiB/s, raw %6.1f MiB/s, ratio %.2f; CPU ms/MiB: worker %.2f here (client+node) + %.2f MinIO, raw %.2f here (client) + %.2f MinIO",
-				size>>20, verb, wm, rm, wm/rm, ws, wsrv, rs, rsrv)
-			b.ReportMetric(wm/rm, fmt.Sprintf("%s-ratio-%dMiB", verb, size>>20))
-			b.ReportMetric(ws, fmt.Sprintf("%s-cpu-ms/MiB-worker-%dMiB", verb, size>>20))
-			b.ReportMetric(rs, fmt.Sprintf("%s-cpu-ms/MiB-raw-%dMiB", verb, size>>20))
+			l := sizeLabel(size)
+			b.Logf("%6s %s: worker %6.1f MiB/s, raw %6.1f MiB/s, ratio %.2f; median op worker %v, raw %v; CPU ms/MiB: worker %.2f here (client+node) + %.2f MinIO, raw %.2f here (client) + %.2f MinIO",
+				l, verb, wm, rm, wm/rm, w.median().Round(time.Microsecond), r.median().Round(time.Microsecond), ws, wsrv, rs, rsrv)
+			b.ReportMetric(wm/rm, fmt.Sprintf("%s-ratio-%s", verb, l))
+			b.ReportMetric(ws, fmt.Sprintf("%s-cpu-ms/MiB-worker-%s", verb, l))
+			b.ReportMetric(rs, fmt.Sprintf("%s-cpu-ms/MiB-raw-%s", verb, l))
 		}
 	}
 }

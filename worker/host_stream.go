@@ -20,16 +20,8 @@ func (h *Host) ReadableStream(rc io.ReadCloser) (goja.Value, error) {
 		return nil, errors.New("prelude: internal.goStream missing")
 	}
 	handle := iso.vm.ToValue(iso.newGoBody(rc))
-	stream, err := mk(goja.Undefined(), handle)
-	if err != nil {
-		return nil, err
-	}
 	// Passed on unread (new Response(stream)), it goes back to Go whole.
-	mark, ok := goja.AssertFunction(iso.internal.Get("markGoStream"))
-	if !ok {
-		return stream, nil
-	}
-	return mark(goja.Undefined(), stream, handle)
+	return mk(goja.Undefined(), handle)
 }
 
 // StreamReader locks the script's ReadableStream and returns a reader of
@@ -68,6 +60,17 @@ func (h *Host) StreamReader(stream goja.Value) (io.ReadCloser, int64, error) {
 		return nil, 0, err
 	}
 	return h.iso.newBodyStream(reader), -1, nil
+}
+
+// StreamDisturbed reports whether stream, a ReadableStream, has been
+// read from or taken whole (a body used once). Call it on the loop.
+func (h *Host) StreamDisturbed(stream goja.Value) bool {
+	f, ok := goja.AssertFunction(h.iso.internal.Get("isDisturbed"))
+	if !ok {
+		return false
+	}
+	v, err := f(goja.Undefined(), stream)
+	return err == nil && v.ToBoolean()
 }
 
 // BodySize is the length of a Go body known before it is read — an R2

@@ -74,6 +74,31 @@ func registerStreamNatives(set func(string, nativeFunc)) {
 			}
 		})
 	})
+	// bodyReadAll(handle, limit) -> Promise<ArrayBuffer | null>: the rest of
+	// a body Go took (bodyTake), read whole off the loop in one go rather
+	// than chunk by chunk through a reader; null when it holds more than
+	// limit bytes. The body is closed either way.
+	set("bodyReadAll", func(iso *isolate, call goja.FunctionCall) goja.Value {
+		b, ok := call.Argument(0).Export().(*goBody)
+		if !ok || !b.closed {
+			panic(iso.vm.NewTypeError("bodyReadAll: not a taken body"))
+		}
+		limit := call.Argument(1).ToInteger()
+		host := &Host{iso: iso}
+		return host.Async(func() func(*goja.Runtime) (goja.Value, error) {
+			data, err := readWhole(b.rc, limit)
+			b.rc.Close()
+			return func(vm *goja.Runtime) (goja.Value, error) {
+				if err != nil {
+					return nil, err
+				}
+				if data == nil {
+					return goja.Null(), nil
+				}
+				return vm.ToValue(vm.NewArrayBuffer(data)), nil
+			}
+		})
+	})
 	// bodyTake(handle) -> bool: Go takes the body whole (take), if no
 	// read of it has started.
 	set("bodyTake", func(iso *isolate, call goja.FunctionCall) goja.Value {
@@ -186,4 +211,31 @@ func (iso *isolate) closeGoBodies() {
 		}
 	}
 	iso.goBodies = iso.goBodies[:0]
+}
+
+// readWhole reads r to its end, or returns (nil, nil) once it holds more
+// than limit bytes. A body of known length is read into one buffer of
+// that length.
+func readWhole(r io.Reader, limit int64) ([]byte, error) {
+	size := BodySize(r)
+	if size > limit {
+		return nil, nil
+	}
+	buf := make([]byte, 0, max(size, 512)+1)
+	for {
+		if len(buf) == cap(buf) {
+			buf = slices.Grow(buf, 1)[:len(buf)]
+		}
+		n, err := r.Read(buf[len(buf):cap(buf)])
+		buf = buf[:len(buf)+n]
+		if int64(len(buf)) > limit {
+			return nil, nil
+		}
+		if err == io.EOF {
+			return buf, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
 }

@@ -12,9 +12,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"maps"
 	"reflect"
-	"slices"
 	"time"
 
 	"github.com/dop251/goja"
@@ -47,12 +45,12 @@ func Binding(b *r2.Bucket) worker.Binding {
 		if gate := h.OutputGate(); gate != nil {
 			bk = b.WithGate(gate)
 		}
-		n := natives{h: h, b: bk}
+		n := natives{h: h, b: bk, s: &shapes{}}
 		obj := vm.NewObject()
 		for name, fn := range map[string]func(goja.FunctionCall) goja.Value{
 			"head": n.head, "get": n.get, "put": n.put, "delete": n.delete, "list": n.list,
-			"create": n.create, "uploadPart": n.uploadPart, "complete": n.complete, "abort": n.abort,
-			"hexBytes": n.hexBytes,
+			"create": n.create, "uploadPart": n.uploadPart, "complete": n.complete, "abort": n.abort, "shapes": n.setShapes,
+			"disturbed": n.disturbed,
 		} {
 			if err := obj.Set(name, fn); err != nil {
 				return nil, fmt.Errorf("r2 binding: %w", err)
@@ -72,83 +70,13 @@ func (bytesBody) Close() error { return nil }
 type natives struct {
 	h *worker.Host
 	b *r2.Bucket
+	s *shapes // set by binding.js at start
 }
 
 type settle = func(*goja.Runtime) (goja.Value, error)
 
 func (n natives) async(work func(ctx context.Context) settle) goja.Value {
 	return n.h.AsyncContext(work)
-}
-
-// record is an object as binding.js reads it (times in unix ms).
-type record struct {
-	Key            string            `json:"key"`
-	Version        string            `json:"version"`
-	Size           int64             `json:"size"`
-	ETag           string            `json:"etag"`
-	Uploaded       int64             `json:"uploaded"`
-	HTTPMetadata   map[string]any    `json:"httpMetadata"`
-	CustomMetadata map[string]string `json:"customMetadata"`
-	Checksums      map[string]string `json:"checksums"`
-	StorageClass   string            `json:"storageClass"`
-	Range          *r2.Range         `json:"range,omitempty"`
-}
-
-func toRecord(o *r2.Object) record {
-	hm := map[string]any{}
-	for k, v := range map[string]string{
-		"contentType": o.HTTP.ContentType, "contentLanguage": o.HTTP.ContentLanguage,
-		"contentDisposition": o.HTTP.ContentDisposition, "contentEncoding": o.HTTP.ContentEncoding,
-		"cacheControl": o.HTTP.CacheControl,
-	} {
-		if v != "" {
-			hm[k] = v
-		}
-	}
-	if o.HTTP.CacheExpiry != nil {
-		hm["cacheExpiry"] = o.HTTP.CacheExpiry.UnixMilli()
-	}
-	return record{Key: o.Key, Version: o.Version, Size: o.Size, ETag: o.ETag, Uploaded: o.Uploaded.UnixMilli(),
-		HTTPMetadata: hm, CustomMetadata: o.Custom, Checksums: o.Checksums, StorageClass: o.StorageClass, Range: o.Range}
-}
-
-// objectValue is o's record as binding.js reads it, built directly (no
-// JSON text to parse on every call), or null.
-func objectValue(vm *goja.Runtime, o *r2.Object) goja.Value {
-	if o == nil {
-		return goja.Null()
-	}
-	// Keys in sorted order, as the JSON these records used to be had them
-	// (a script sees the order in Object.keys and JSON.stringify).
-	strings := func(m map[string]string) *goja.Object {
-		obj := vm.NewObject()
-		for _, k := range slices.Sorted(maps.Keys(m)) {
-			obj.Set(k, m[k])
-		}
-		return obj
-	}
-	r := toRecord(o)
-	hm := vm.NewObject()
-	for _, k := range slices.Sorted(maps.Keys(r.HTTPMetadata)) {
-		hm.Set(k, r.HTTPMetadata[k])
-	}
-	rec := vm.NewObject()
-	rec.Set("key", r.Key)
-	rec.Set("version", r.Version)
-	rec.Set("size", r.Size)
-	rec.Set("etag", r.ETag)
-	rec.Set("uploaded", r.Uploaded)
-	rec.Set("httpMetadata", hm)
-	rec.Set("customMetadata", strings(r.CustomMetadata))
-	rec.Set("checksums", strings(r.Checksums))
-	rec.Set("storageClass", r.StorageClass)
-	if r.Range != nil {
-		rg := vm.NewObject()
-		rg.Set("offset", r.Range.Offset)
-		rg.Set("length", r.Range.Length)
-		rec.Set("range", rg)
-	}
-	return rec
 }
 
 // Options as binding.js sends them.
@@ -216,6 +144,7 @@ type optsJSON struct {
 	OnlyIf         *condJSON         `json:"onlyIf"`
 	HTTPMetadata   httpJSON          `json:"httpMetadata"`
 	CustomMetadata map[string]string `json:"customMetadata"`
+	CustomKeys     []string          `json:"customKeys"` // customMetadata's keys in the script's order
 	Checksums      map[string]string `json:"checksums"`
 	StorageClass   string            `json:"storageClass"`
 	Prefix         string            `json:"prefix"`
@@ -267,15 +196,9 @@ func (n natives) body(vm *goja.Runtime, v goja.Value) (io.ReadCloser, int64) {
 	panic(vm.NewTypeError("r2: body of an unexpected type"))
 }
 
-// hexBytes(hex) -> ArrayBuffer: a checksum's bytes (a loop in the script
-// costs more than the rest of building an object).
-func (n natives) hexBytes(call goja.FunctionCall) goja.Value {
-	vm := n.h.VM()
-	b, err := hex.DecodeString(call.Argument(0).String())
-	if err != nil {
-		panic(vm.NewTypeError("r2: checksum: %v", err))
-	}
-	return vm.ToValue(vm.NewArrayBuffer(b))
+// disturbed(stream) -> bool: whether an object's body was read or taken.
+func (n natives) disturbed(call goja.FunctionCall) goja.Value {
+	return n.h.VM().ToValue(n.h.StreamDisturbed(call.Argument(0)))
 }
 
 func (n natives) head(call goja.FunctionCall) goja.Value {
@@ -286,12 +209,12 @@ func (n natives) head(call goja.FunctionCall) goja.Value {
 			if err != nil {
 				return nil, worker.ErrorOf(vm, err)
 			}
-			return objectValue(vm, o), nil
+			return n.objectValue(vm, o, answerHead, nil), nil
 		}
 	})
 }
 
-// get(key, opts) -> null | [record, ReadableStream | null]
+// get(key, opts) -> null | R2Object (a condition that did not hold) | R2ObjectBody
 func (n natives) get(call goja.FunctionCall) goja.Value {
 	vm := n.h.VM()
 	key := call.Argument(0).String()
@@ -312,23 +235,23 @@ func (n natives) get(call goja.FunctionCall) goja.Value {
 				return goja.Null(), nil
 			}
 			if rc == nil {
-				return vm.NewArray(objectValue(vm, obj), goja.Null()), nil
+				return n.objectValue(vm, obj, answerGet, nil), nil
 			}
 			stream, err := h.ReadableStream(worker.SizedBody(rc, obj.Range.Length))
 			if err != nil {
 				return nil, err
 			}
-			return vm.NewArray(objectValue(vm, obj), stream), nil
+			return n.objectValue(vm, obj, answerGet, stream), nil
 		}
 	})
 }
 
-// put(key, body, opts) -> record | null
+// put(key, body, opts) -> R2Object | null
 func (n natives) put(call goja.FunctionCall) goja.Value {
 	vm := n.h.VM()
 	key := call.Argument(0).String()
 	o := parseOpts(vm, call.Argument(2))
-	po := r2.PutOptions{HTTP: o.HTTPMetadata.metadata(), Custom: o.CustomMetadata, StorageClass: o.StorageClass,
+	po := r2.PutOptions{HTTP: o.HTTPMetadata.metadata(), Custom: o.CustomMetadata, CustomKeys: o.CustomKeys, StorageClass: o.StorageClass,
 		OnlyIf: o.OnlyIf.conditional(), Checksums: map[string][]byte{}}
 	for f, hx := range o.Checksums {
 		b, err := hex.DecodeString(hx)
@@ -345,7 +268,7 @@ func (n natives) put(call goja.FunctionCall) goja.Value {
 			if err != nil {
 				return nil, worker.ErrorOf(vm, err)
 			}
-			return objectValue(vm, obj), nil
+			return n.objectValue(vm, obj, answerPut, nil), nil
 		}
 	})
 }
@@ -368,7 +291,7 @@ func (n natives) delete(call goja.FunctionCall) goja.Value {
 	})
 }
 
-// list(opts) -> the page as JSON text, objects as records
+// list(opts) -> { objects, delimitedPrefixes, truncated, cursor? }
 func (n natives) list(call goja.FunctionCall) goja.Value {
 	vm := n.h.VM()
 	o := parseOpts(vm, call.Argument(0))
@@ -385,31 +308,35 @@ func (n natives) list(call goja.FunctionCall) goja.Value {
 	}
 	return n.async(func(ctx context.Context) settle {
 		res, err := n.b.List(ctx, lo)
-		var text []byte
-		if err == nil {
-			out := struct {
-				Objects           []record `json:"objects"`
-				DelimitedPrefixes []string `json:"delimitedPrefixes"`
-				Truncated         bool     `json:"truncated"`
-				Cursor            string   `json:"cursor,omitempty"`
-			}{Objects: make([]record, 0, len(res.Objects)), DelimitedPrefixes: res.DelimitedPrefixes, Truncated: res.Truncated, Cursor: res.Cursor}
-			for _, obj := range res.Objects {
-				r := toRecord(obj)
-				if !lo.HTTP {
-					r.HTTPMetadata = map[string]any{}
-				}
-				if !lo.Custom {
-					r.CustomMetadata = map[string]string{}
-				}
-				out.Objects = append(out.Objects, r)
-			}
-			text, err = json.Marshal(out)
-		}
 		return func(vm *goja.Runtime) (goja.Value, error) {
 			if err != nil {
 				return nil, worker.ErrorOf(vm, err)
 			}
-			return vm.ToValue(string(text)), nil
+			objs := make([]any, len(res.Objects))
+			for i, obj := range res.Objects {
+				o := *obj
+				if !lo.HTTP {
+					o.HTTP = r2.HTTPMetadata{}
+				}
+				if !lo.Custom {
+					o.Custom = nil
+				}
+				objs[i] = n.objectValue(vm, &o, answerPut, nil)
+			}
+			prefixes := make([]any, len(res.DelimitedPrefixes))
+			for i, p := range res.DelimitedPrefixes {
+				prefixes[i] = p
+			}
+			cursor := goja.Undefined()
+			if res.Truncated {
+				cursor = vm.ToValue(res.Cursor)
+			}
+			out := vm.NewObject()
+			out.Set("objects", vm.NewArray(objs...))
+			out.Set("truncated", res.Truncated)
+			out.Set("cursor", cursor)
+			out.Set("delimitedPrefixes", vm.NewArray(prefixes...))
+			return out, nil
 		}
 	})
 }
@@ -419,7 +346,7 @@ func (n natives) create(call goja.FunctionCall) goja.Value {
 	vm := n.h.VM()
 	key := call.Argument(0).String()
 	o := parseOpts(vm, call.Argument(1))
-	mo := r2.MultipartOptions{HTTP: o.HTTPMetadata.metadata(), Custom: o.CustomMetadata, StorageClass: o.StorageClass}
+	mo := r2.MultipartOptions{HTTP: o.HTTPMetadata.metadata(), Custom: o.CustomMetadata, CustomKeys: o.CustomKeys, StorageClass: o.StorageClass}
 	return n.async(func(ctx context.Context) settle {
 		id, err := n.b.CreateMultipart(ctx, key, mo)
 		return func(vm *goja.Runtime) (goja.Value, error) {
@@ -460,7 +387,7 @@ func (n natives) uploadPart(call goja.FunctionCall) goja.Value {
 	})
 }
 
-// complete(key, id, partsJSON) -> record
+// complete(key, id, partsJSON) -> R2Object
 func (n natives) complete(call goja.FunctionCall) goja.Value {
 	vm := n.h.VM()
 	key, id := call.Argument(0).String(), call.Argument(1).String()
@@ -481,7 +408,7 @@ func (n natives) complete(call goja.FunctionCall) goja.Value {
 			if err != nil {
 				return nil, worker.ErrorOf(vm, err)
 			}
-			return objectValue(vm, obj), nil
+			return n.objectValue(vm, obj, answerPut, nil), nil
 		}
 	})
 }

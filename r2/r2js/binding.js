@@ -8,7 +8,6 @@
 
   const kCreate = Symbol("r2 internal");
   const hexOf = (u8) => Array.from(u8, (b) => b.toString(16).padStart(2, "0")).join("");
-  const bytesOfHex = (s) => native.hexBytes(s);
   const isObject = (v) => v !== null && (typeof v === "object" || typeof v === "function");
   const dateMs = (v, what) => {
     if (v instanceof Date) return v.getTime();
@@ -178,42 +177,39 @@
   };
   const call = (p) => p.then(undefined, rethrow);
 
-  class R2Checksums {
-    #hex;
-    constructor(key, hex) {
-      if (key !== kCreate) throw new TypeError("Illegal constructor");
-      this.#hex = hex;
-      for (const f of Object.keys(hashLengths)) {
-        if (hex[f] !== undefined) this[f] = bytesOfHex(hex[f]);
-      }
+  // Checksums, HeadResult and GetResult values are built in Go
+  // (objects.go) on these prototypes, with their hidden state under kHex
+  // (a checksums' hex strings) and kBody (an object's stream).
+  const kHex = Symbol("r2 checksums");
+  const kBody = Symbol("r2 body");
+
+  const illegalInvocation = () =>
+    new TypeError("Illegal invocation: function called with incorrect `this` reference. See https://developers.cloudflare.com/workers/observability/errors/#illegal-invocation-errors for details.");
+  // The classes have workerd's names (HeadResult is R2Object, GetResult
+  // R2ObjectBody): a script sees them as constructor.name and in
+  // Object.prototype.toString.
+  const tagged = (cls, name) => Object.defineProperty(cls.prototype, Symbol.toStringTag, { value: name, configurable: true });
+
+  class Checksums {
+    constructor() {
+      throw new TypeError("Illegal constructor");
     }
     toJSON() {
-      return { ...this.#hex };
+      const hex = this?.[kHex];
+      if (hex === undefined) throw illegalInvocation();
+      return { ...hex };
     }
   }
+  tagged(Checksums, "Checksums");
 
   const writeHttpMetadata = (m, headers) => {
     for (const f of httpFields) if (m[f] !== undefined) headers.set(headerOf[f], m[f]);
     if (m.cacheExpiry !== undefined) headers.set("expires", m.cacheExpiry.toUTCString());
   };
 
-  class R2Object {
-    constructor(key, rec) {
-      if (key !== kCreate) throw new TypeError("Illegal constructor");
-      this.key = rec.key;
-      this.version = rec.version;
-      this.size = rec.size;
-      this.etag = rec.etag;
-      this.httpEtag = `"${rec.etag}"`;
-      this.checksums = new R2Checksums(kCreate, rec.checksums ?? {});
-      this.uploaded = new Date(rec.uploaded);
-      const hm = {};
-      for (const f of httpFields) if (rec.httpMetadata?.[f] !== undefined) hm[f] = rec.httpMetadata[f];
-      if (rec.httpMetadata?.cacheExpiry !== undefined) hm.cacheExpiry = new Date(rec.httpMetadata.cacheExpiry);
-      this.httpMetadata = hm;
-      this.customMetadata = { ...(rec.customMetadata ?? {}) };
-      if (rec.range !== undefined) this.range = rec.range;
-      this.storageClass = rec.storageClass;
+  class HeadResult {
+    constructor() {
+      throw new TypeError("Illegal constructor");
     }
     writeHttpMetadata(headers) {
       if (!(headers instanceof Headers)) {
@@ -223,49 +219,47 @@
     }
   }
 
-  class R2ObjectBody extends R2Object {
-    #body;
-    constructor(key, rec, body) {
-      super(key, rec);
-      this.#body = body;
-    }
+  const bodyOfObject = (o) => {
+    const body = o?.[kBody];
+    if (body === undefined) throw illegalInvocation();
+    return body;
+  };
+  // responseOf is a Response over the object's unused, unlocked body
+  // (reading it then uses the body).
+  const responseOf = (o) => {
+    const body = bodyOfObject(o);
+    if (native.disturbed(body)) throw new TypeError("Body has already been used. It can only be used once. Use tee() first if you need to read it twice.");
+    if (body.locked) throw new TypeError("This ReadableStream is currently locked to a reader.");
+    return new Response(body);
+  };
+
+  class GetResult extends HeadResult {
     get body() {
-      return this.#body;
+      return bodyOfObject(this);
     }
     get bodyUsed() {
-      return this.#body.locked || this.#used;
-    }
-    #used = false;
-    #response() {
-      if (this.bodyUsed) throw new TypeError("Body has already been used. It can only be used once. Use tee() first if you need to read it twice.");
-      this.#used = true;
-      return new Response(this.#body);
+      return native.disturbed(bodyOfObject(this));
     }
     async arrayBuffer() {
-      return this.#response().arrayBuffer();
+      return responseOf(this).arrayBuffer();
     }
     async bytes() {
-      return new Uint8Array(await this.#response().arrayBuffer());
+      return new Uint8Array(await responseOf(this).arrayBuffer());
     }
     async text() {
-      return this.#response().text();
+      return responseOf(this).text();
     }
     async json() {
-      return this.#response().json();
+      return responseOf(this).json();
     }
     async blob() {
       const type = this.httpMetadata.contentType ?? "";
-      return new Blob([await this.#response().arrayBuffer()], { type });
+      return new Blob([await responseOf(this).arrayBuffer()], { type });
     }
   }
-
-  const object = (rec) => (rec === null ? null : new R2Object(kCreate, rec));
-  // objectBody is a get's answer: null, or [record, stream | null].
-  const objectBody = (r) => {
-    if (r === null) return null;
-    if (r[1] === null) return new R2Object(kCreate, r[0]);
-    return new R2ObjectBody(kCreate, r[0], r[1]);
-  };
+  tagged(HeadResult, "HeadResult");
+  tagged(GetResult, "GetResult");
+  native.shapes(HeadResult.prototype, GetResult.prototype, Checksums.prototype, kHex, kBody, Date);
 
   class R2MultipartUpload {
     constructor(key, objectKey, uploadId) {
@@ -287,7 +281,7 @@
         throw new TypeError("Failed to execute 'complete' on 'R2MultipartUpload': parameter 1 is not of type 'Array'.");
       }
       const parts = uploadedParts.map((p) => ({ n: Math.trunc(Number(p?.partNumber)), etag: String(p?.etag) }));
-      return object(await call(native.complete(this.key, this.uploadId, JSON.stringify(parts))));
+      return await call(native.complete(this.key, this.uploadId, JSON.stringify(parts)));
     }
   }
 
@@ -297,7 +291,7 @@
     // resumption per call); a throw before the call still rejects.
     head(key) {
       try {
-        return native.head(String(key)).then(object, rethrow);
+        return native.head(String(key)).then(undefined, rethrow);
       } catch (e) {
         return Promise.reject(e);
       }
@@ -310,7 +304,7 @@
         if (isObject(options)) {
           opts = JSON.stringify({ range: rangeOf(options.range), onlyIf: conditional(options.onlyIf) });
         }
-        return native.get(key, opts).then(objectBody, rethrow);
+        return native.get(key, opts).then(undefined, rethrow);
       } catch (e) {
         return Promise.reject(e);
       }
@@ -323,11 +317,12 @@
         o.onlyIf = conditional(options.onlyIf);
         o.httpMetadata = httpMetadataOf(options.httpMetadata);
         o.customMetadata = customMetadataOf(options.customMetadata);
+        o.customKeys = Object.keys(o.customMetadata);
         o.checksums = checksumsOf(options);
         if (options.storageClass !== undefined) o.storageClass = String(options.storageClass);
       }
       const body = await bodyOf(value, "put");
-      return object(await call(native.put(key, body, isObject(options) ? JSON.stringify(o) : undefined)));
+      return await call(native.put(key, body, isObject(options) ? JSON.stringify(o) : undefined));
     }
 
     async delete(keys) {
@@ -351,14 +346,7 @@
           }
         }
       }
-      const res = JSON.parse(await call(native.list(JSON.stringify(o))));
-      const out = {
-        objects: res.objects.map((r) => new R2Object(kCreate, r)),
-        delimitedPrefixes: res.delimitedPrefixes,
-        truncated: res.truncated,
-      };
-      if (res.truncated) out.cursor = res.cursor;
-      return out;
+      return await call(native.list(JSON.stringify(o)));
     }
 
     async createMultipartUpload(key, options) {
@@ -367,6 +355,7 @@
       if (isObject(options)) {
         o.httpMetadata = httpMetadataOf(options.httpMetadata);
         o.customMetadata = customMetadataOf(options.customMetadata);
+        o.customKeys = Object.keys(o.customMetadata);
         if (options.storageClass !== undefined) o.storageClass = String(options.storageClass);
       }
       const id = await call(native.create(key, JSON.stringify(o)));

@@ -22,6 +22,9 @@ const benchScript = `module.exports.default = {
     const key = new URL(request.url).pathname.slice(1);
     if (key === "hello") return new Response("x");
     if (key === "head") return new Response((await env.B.head("k")).etag);
+    if (key === "head100") { let e; for (let i = 0; i < 100; i++) e = (await env.B.head("k")).etag; return new Response(e); }
+    if (key === "get100") { for (let i = 0; i < 100; i++) { const o = await env.B.get("k"); await o.arrayBuffer(); } return new Response("x"); }
+    if (key === "await100") { for (let i = 0; i < 100; i++) await Promise.resolve(i); return new Response("x"); }
     if (request.method === "PUT") {
       const o = await env.B.put(key, request.body);
       return new Response(String(o.size));
@@ -79,6 +82,9 @@ func BenchmarkBinding(b *testing.B) {
 	}
 	run("hello", func(b *testing.B) { fetch(b, "GET", "hello", nil) })
 	run("head", func(b *testing.B) { fetch(b, "GET", "head", nil) })
+	run("head100", func(b *testing.B) { fetch(b, "GET", "head100", nil) })
+	run("get100", func(b *testing.B) { fetch(b, "GET", "get100", nil) })
+	run("await100", func(b *testing.B) { fetch(b, "GET", "await100", nil) })
 	run("get", func(b *testing.B) {
 		resp := fetch(b, "GET", "k", nil)
 		if resp.Stream == nil || worker.BodySize(resp.Stream) != int64(len(data)) {

@@ -46,7 +46,7 @@ class ReadableStream {
     }, (e) => errorStream(this, e));
   }
   get locked() {
-    if (this[kLazy] != null && !hasState(this)) return false; // a lazy bytes stream nobody used
+    if (!hasState(this) && (this[kLazy] != null || this[kLazySource] != null)) return false; // a lazy stream nobody used
     return this[kRS].reader !== null;
   }
   cancel(reason = undefined) {
@@ -504,7 +504,7 @@ internal.expose("ReadableStream", ReadableStream);
 internal.expose("ReadableStreamDefaultReader", ReadableStreamDefaultReader);
 internal.expose("ReadableStreamDefaultController", ReadableStreamDefaultController);
 internal.expose("ReadableStreamBYOBReader", ReadableStreamBYOBReader);
-internal.isDisturbed = (stream) => (stream[kLazy] != null && !hasState(stream) ? false : stream[kRS].disturbed);
+internal.isDisturbed = (stream) => (!hasState(stream) && (stream[kLazy] != null || stream[kLazySource] != null) ? false : stream[kRS].disturbed);
 
 // closedBytesStream(source) is
 //   new ReadableStream({ type: "bytes", start(c) { if (bytes.byteLength) c.enqueue(bytes); c.close(); } })
@@ -547,10 +547,35 @@ internal.kLazyBytes = kLazy;
 const hasOwnProp = Object.prototype.hasOwnProperty;
 const hasState = (s) => hasOwnProp.call(s, kRS);
 internal.hasStreamState = hasState;
+// lazySourceStream(source) is new ReadableStream(source, { highWaterMark:
+// 0 }) for a bytes source whose start() does nothing (a Go body's: an R2
+// object's, a fetch() response's), its state made when first used: a
+// body handed on unread (new Response(object.body)) goes back to Go
+// without a state, controller or start promise ever made. kLazySource
+// marks it for good.
+const kLazySource = Symbol("lazy source");
+const sourceState = (stream, source) => {
+  const st = {
+    state: "readable", reader: null, storedError: undefined, disturbed: false,
+    queue: [], queueSize: 0, hwm: 0, size: sizeOne, started: true, pulling: false,
+    pullAgain: false, closeRequested: false, source, controller: null, bytes: true, autoAllocate: 0,
+  };
+  hide(stream, kRS, st);
+  st.controller = new ReadableStreamDefaultController(kCreate, stream);
+  return st;
+};
+internal.lazySourceStream = (source) => {
+  const s = Object.create(ReadableStream.prototype);
+  hide(s, kLazySource, source);
+  return s;
+};
 Object.defineProperty(ReadableStream.prototype, kRS, {
   get() {
     const source = this[kLazy];
-    if (source === undefined || source === null) return undefined;
+    if (source === undefined || source === null) {
+      const src = this[kLazySource];
+      return src === undefined || src === null ? undefined : sourceState(this, src);
+    }
     const st = closedState(source);
     hide(this, kRS, st);
     return st;
@@ -577,6 +602,12 @@ const drainedState = Object.freeze({
   hwm: 0, size: sizeOne, started: true, pulling: false, pullAgain: false, closeRequested: true, source: noSource,
   controller: null, bytes: true, autoAllocate: 0,
 });
+// lockTaken leaves stream, unlocked and unread, as a body Go took whole
+// leaves it: locked for good and disturbed.
+internal.lockTaken = (stream) => {
+  if (!hasState(stream)) hide(stream, kRS, drainedState);
+  else stream.getReader();
+};
 internal.drainClosed = (stream) => {
   if (!hasState(stream)) {
     if (stream[kLazy] == null) return false;

@@ -155,6 +155,15 @@ for (const [name, value] of Object.entries({
 // take the node's. Larger bodies stream.
 const maxWholeBody = 128 << 20;
 
+const tooLargeError = () =>
+  new RangeError(`celld: a body larger than ${maxWholeBody} bytes cannot be read whole; read it as a stream (body.getReader())`);
+// readGoBody reads a Go body that Go took back (takeGoStream) whole, in
+// Go: one call instead of a read per chunk through a reader.
+internal.readGoBody = async (handle) => {
+  const ab = await native.bodyReadAll(handle, maxWholeBody);
+  if (ab === null) throw tooLargeError();
+  return new Uint8Array(ab);
+};
 // readAllBytes drains a body stream; every chunk must be bytes.
 internal.readAllBytes = async (stream) => {
   const reader = stream.getReader();
@@ -171,7 +180,7 @@ internal.readAllBytes = async (stream) => {
     }
     total += u.byteLength;
     if (total > maxWholeBody) {
-      const err = new RangeError(`celld: a body larger than ${maxWholeBody} bytes cannot be read whole; read it as a stream (body.getReader())`);
+      const err = tooLargeError();
       reader.cancel(err).catch(() => {});
       throw err;
     }

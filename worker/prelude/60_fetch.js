@@ -88,7 +88,9 @@ async function consume(obj) {
   if (stream.locked) throw new TypeError("This ReadableStream is currently locked to a reader.");
   b.used = true;
   const bytes = internal.drainBytesStream(stream);
-  return bytes !== null ? bytes : internal.readAllBytes(stream);
+  if (bytes !== null) return bytes;
+  const handle = internal.takeGoStream(stream);
+  return handle !== null ? internal.readGoBody(handle) : internal.readAllBytes(stream);
 }
 
 const bodyMethods = {
@@ -502,14 +504,10 @@ internal.takeGoStream = (stream) => {
   if (handle === undefined || handle === null || stream.locked || internal.isDisturbed(stream)) return null;
   if (!native.bodyTake(handle)) return null;
   stream[kGoHandle] = null;
-  stream.getReader();
+  internal.lockTaken(stream);
   return handle;
 };
-// markGoStream marks stream, a goStream of handle, as one Go may take back.
-internal.markGoStream = (stream, handle) => {
-  Object.defineProperty(stream, kGoHandle, { value: handle, writable: true });
-  return stream;
-};
+
 // scrubCalls(n) nests n calls (see scrubCalls in stream_in.go).
 internal.scrubCalls = function scrubCalls(n) {
   if (n > 0) scrubCalls(n - 1);
@@ -538,7 +536,15 @@ class GoSource {
   cancel() { native.bodyCancel(this.handle); }
 }
 const goStrategy = Object.freeze({ highWaterMark: 0 });
-internal.goStream = (handle, signal = null) => new ReadableStream(new GoSource(handle, signal), goStrategy);
+// Every goStream is marked with its handle (kGoHandle), so Go can take
+// the body back whole while nobody has read it: an R2 object's, a
+// fetch() response's or a Durable Object's answer returned as is, or read
+// whole with text(). One without an abort signal is lazy (30_readable.js).
+internal.goStream = (handle, signal = null) => {
+  const s = signal === null ? internal.lazySourceStream(new GoSource(handle, null)) : new ReadableStream(new GoSource(handle, signal), goStrategy);
+  native.defineHidden(s, kGoHandle, handle);
+  return s;
+};
 
 // ---- ExecutionContext and dispatch ----------------------------------------
 
