@@ -3,6 +3,7 @@ module github.com/celldgo/celld
 go 1.26.8
 
 require (
+	filippo.io/bigmod v0.1.0
 	github.com/BurntSushi/toml v1.6.0
 	github.com/charmbracelet/bubbletea v1.3.10
 	github.com/charmbracelet/lipgloss v1.1.0

@@ -7,9 +7,9 @@ import (
 )
 
 // Decoding base64 is what Buffer.from(string, "base64") spends its time
-// on, so it has a fast path: a table of every pair of characters (both
-// alphabets, as Node accepts either) gives 12 bits per lookup, and eight
-// characters become six bytes per step. The first character the table does
+// on, so it has a fast path: AVX2 on amd64 (32 characters a step), then a
+// table of every pair of characters (both alphabets, as Node accepts
+// either) that gives 12 bits per lookup, eight characters six bytes a step. The first character the table does
 // not know (whitespace, padding, junk) hands the rest to the lenient path.
 
 var b64Pairs = sync.OnceValue(func() *[1 << 16]uint16 {
@@ -39,6 +39,9 @@ var b64Pairs = sync.OnceValue(func() *[1 << 16]uint16 {
 // of eight alphabet characters into dst (which must hold DecodedLen(len(s))
 // bytes plus eight). It returns the bytes written and the characters read.
 func decodeBase64Fast(dst []byte, s string) (n, read int) {
+	// Vector instructions first, where there are any (base64_amd64.s).
+	read = decodeBase64SIMD(dst, s)
+	n = read / 4 * 3
 	t := b64Pairs()
 	// Sixteen characters (twelve bytes) a step; an unknown pair has bit 15
 	// set, which no 12-bit value has, so one test covers the step.

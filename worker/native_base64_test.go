@@ -36,6 +36,76 @@ func TestNodeBase64(t *testing.T) {
 	}
 }
 
+// nodeBase64Slow is Node's lenient decoding written the plain way (no
+// table, no vectors): the reference for the fast paths.
+func nodeBase64Slow(s string) []byte {
+	clean := make([]byte, 0, len(s))
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c >= 'A' && c <= 'Z', c >= 'a' && c <= 'z', c >= '0' && c <= '9', c == '+', c == '/':
+			clean = append(clean, c)
+		case c == '-':
+			clean = append(clean, '+')
+		case c == '_':
+			clean = append(clean, '/')
+		case c == '=':
+			i = len(s)
+		}
+	}
+	if len(clean)%4 == 1 {
+		clean = clean[:len(clean)-1]
+	}
+	out, err := base64.RawStdEncoding.DecodeString(string(clean))
+	if err != nil {
+		panic(err)
+	}
+	return out
+}
+
+// TestNodeBase64EveryByteEverywhere puts each of the 256 byte values at
+// each position of a vector step (and of the table's steps after it) in
+// otherwise valid text of both alphabets: every class boundary of the
+// fast paths is crossed.
+func TestNodeBase64EveryByteEverywhere(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 8))
+	const alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/-_"
+	base := make([]byte, 96)
+	for i := range base {
+		base[i] = alphabet[r.IntN(len(alphabet))]
+	}
+	for pos := 0; pos < 80; pos++ {
+		for c := 0; c < 256; c++ {
+			in := append([]byte(nil), base...)
+			in[pos] = byte(c)
+			if got, want := nodeBase64(string(in)), nodeBase64Slow(string(in)); !bytes.Equal(got, want) {
+				t.Fatalf("byte %#x at %d: got %x, want %x", c, pos, got, want)
+			}
+		}
+	}
+}
+
+// TestNodeBase64Random compares the fast paths with the plain decoder on
+// random text: valid runs of either alphabet with whitespace, padding,
+// junk and non-ASCII bytes sprinkled in, at every length up to 3000.
+func TestNodeBase64Random(t *testing.T) {
+	r := rand.New(rand.NewPCG(9, 10))
+	const alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/-_"
+	junk := []byte(" \n\r\t=.!*\x00\x80\xff\xc3\xa9")
+	for n := 0; n < 3000; n++ {
+		in := make([]byte, n)
+		for i := range in {
+			in[i] = alphabet[r.IntN(len(alphabet))]
+		}
+		for k := r.IntN(3); k > 0 && n > 0; k-- {
+			in[r.IntN(n)] = junk[r.IntN(len(junk))]
+		}
+		if got, want := nodeBase64(string(in)), nodeBase64Slow(string(in)); !bytes.Equal(got, want) {
+			t.Fatalf("len %d %q: got %x, want %x", n, in, got, want)
+		}
+	}
+}
+
 func BenchmarkNodeBase64Decode(b *testing.B) {
 	raw := make([]byte, 1<<20)
 	for i := range raw {

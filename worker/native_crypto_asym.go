@@ -25,6 +25,9 @@ type asymKey struct {
 	kind string // "RSA", "EC", "Ed25519", "X25519"
 	pub  crypto.PublicKey
 	priv crypto.PrivateKey // nil for a public key
+
+	rsaPub   rsaPubCache     // an RSA key's verification state, made on first verify
+	ecSigner p256SignerCache // a P-256 private key's signing state, made on first sign
 }
 
 func curveOf(name string) elliptic.Curve {
@@ -239,56 +242,35 @@ func registerAsymNatives(set func(string, nativeFunc)) {
 	})
 	// asymSign(alg, key, hash, data, saltLength) -> signature
 	set("asymSign", func(iso *isolate, call goja.FunctionCall) goja.Value {
-		vm := iso.vm
-		k := iso.keyArg(call.Argument(1))
-		h := cryptoHash(call.Argument(2).String())
-		data := iso.bytesArg(call.Argument(3))
-		var sig []byte
-		var err error
-		switch call.Argument(0).String() {
-		case "RSASSA-PKCS1-v1_5":
-			sig, err = rsa.SignPKCS1v15(rand.Reader, k.priv.(*rsa.PrivateKey), h, digestOf(h, data))
-		case "RSA-PSS":
-			sig, err = signPSS(k.priv.(*rsa.PrivateKey), h, digestOf(h, data), int(call.Argument(4).ToInteger()))
-		case "ECDSA":
-			p := k.priv.(*ecdsa.PrivateKey)
-			r, s, serr := ecdsa.Sign(rand.Reader, p, digestOf(h, data))
-			err = serr
-			if err == nil {
-				n := (p.Curve.Params().BitSize + 7) / 8
-				sig = append(padTo(r.Bytes(), n), padTo(s.Bytes(), n)...)
-			}
-		case "Ed25519":
-			sig = ed25519.Sign(k.priv.(ed25519.PrivateKey), data)
-		}
-		if err != nil {
-			return cryptoFail(vm, "OperationError", err.Error())
-		}
-		return vm.ToValue(vm.NewArrayBuffer(sig))
+		return asymSignValue(iso.vm, iso.keyArg(call.Argument(1)), call.Argument(0).String(), call.Argument(2).String(), iso.bytesArg(call.Argument(3)), call.Argument(4))
 	})
 	// asymVerify(alg, key, hash, signature, data, saltLength) -> boolean
 	set("asymVerify", func(iso *isolate, call goja.FunctionCall) goja.Value {
-		vm := iso.vm
 		k := iso.keyArg(call.Argument(1))
-		h := cryptoHash(call.Argument(2).String())
 		sig, data := iso.bytesArg(call.Argument(3)), iso.bytesArg(call.Argument(4))
-		ok := false
-		switch call.Argument(0).String() {
-		case "RSASSA-PKCS1-v1_5":
-			ok = rsa.VerifyPKCS1v15(k.pub.(*rsa.PublicKey), h, digestOf(h, data), sig) == nil
-		case "RSA-PSS":
-			ok = verifyPSS(k.pub.(*rsa.PublicKey), h, digestOf(h, data), sig, int(call.Argument(5).ToInteger()))
-		case "ECDSA":
-			p := k.pub.(*ecdsa.PublicKey)
-			n := (p.Curve.Params().BitSize + 7) / 8
-			if len(sig) == 2*n {
-				r, s := new(big.Int).SetBytes(sig[:n]), new(big.Int).SetBytes(sig[n:])
-				ok = ecdsa.Verify(p, digestOf(h, data), r, s)
-			}
-		case "Ed25519":
-			ok = len(sig) == ed25519.SignatureSize && ed25519.Verify(k.pub.(ed25519.PublicKey), data, sig)
+		return iso.vm.ToValue(asymVerify(k, call.Argument(0).String(), call.Argument(2).String(), sig, data, call.Argument(5)))
+	})
+	// The fast paths' forms (80_crypto.js asymSlot): the same, but data and
+	// signature must be a Uint8Array or an ArrayBuffer, and null answers
+	// anything else (the prelude then takes the checked path).
+	// asymSignFast(key, alg, hash, data, saltLength)
+	set("asymSignFast", func(iso *isolate, call goja.FunctionCall) goja.Value {
+		k, _ := call.Argument(0).Export().(*asymKey)
+		data, ok := plainBytes(call.Argument(3))
+		if k == nil || k.priv == nil || !ok {
+			return goja.Null()
 		}
-		return vm.ToValue(ok)
+		return asymSignValue(iso.vm, k, call.Argument(1).String(), call.Argument(2).String(), data, call.Argument(4))
+	})
+	// asymVerifyFast(key, alg, hash, signature, data, saltLength)
+	set("asymVerifyFast", func(iso *isolate, call goja.FunctionCall) goja.Value {
+		k, _ := call.Argument(0).Export().(*asymKey)
+		sig, ok := plainBytes(call.Argument(3))
+		data, ok2 := plainBytes(call.Argument(4))
+		if k == nil || !ok || !ok2 {
+			return goja.Null()
+		}
+		return iso.vm.ToValue(asymVerify(k, call.Argument(1).String(), call.Argument(2).String(), sig, data, call.Argument(5)))
 	})
 	// rsaOaep(encrypt, key, hash, label, data)
 	set("rsaOaep", func(iso *isolate, call goja.FunctionCall) goja.Value {
@@ -472,4 +454,59 @@ func (iso *isolate) jwkExport(k *asymKey) goja.Value {
 		}
 	}
 	return o
+}
+
+// asymSignValue signs data with k under alg (the prelude has checked that
+// k is a private key of that algorithm): the signature as an ArrayBuffer,
+// or a cryptoFail.
+func asymSignValue(vm *goja.Runtime, k *asymKey, alg, hash string, data []byte, saltLength goja.Value) goja.Value {
+	h := cryptoHash(hash)
+	var sig []byte
+	var err error
+	switch alg {
+	case "RSASSA-PKCS1-v1_5":
+		sig, err = rsa.SignPKCS1v15(rand.Reader, k.priv.(*rsa.PrivateKey), h, digestOf(h, data))
+	case "RSA-PSS":
+		sig, err = signPSS(k.priv.(*rsa.PrivateKey), h, digestOf(h, data), int(saltLength.ToInteger()))
+	case "ECDSA":
+		p := k.priv.(*ecdsa.PrivateKey)
+		if signer := k.p256SignerOf(p); signer != nil {
+			sig, err = signer.sign(digestOf(h, data))
+			break
+		}
+		r, s, serr := ecdsa.Sign(rand.Reader, p, digestOf(h, data))
+		err = serr
+		if err == nil {
+			n := (p.Curve.Params().BitSize + 7) / 8
+			sig = append(padTo(r.Bytes(), n), padTo(s.Bytes(), n)...)
+		}
+	case "Ed25519":
+		sig = ed25519.Sign(k.priv.(ed25519.PrivateKey), data)
+	}
+	if err != nil {
+		return cryptoFail(vm, "OperationError", err.Error())
+	}
+	return vm.ToValue(vm.NewArrayBuffer(sig))
+}
+
+// asymVerify checks sig over data with k's public key under alg.
+func asymVerify(k *asymKey, alg, hash string, sig, data []byte, saltLength goja.Value) bool {
+	h := cryptoHash(hash)
+	switch alg {
+	case "RSASSA-PKCS1-v1_5":
+		return k.verifyPKCS1v15(k.pub.(*rsa.PublicKey), h, digestOf(h, data), sig)
+	case "RSA-PSS":
+		return k.verifyPSS(k.pub.(*rsa.PublicKey), h, digestOf(h, data), sig, int(saltLength.ToInteger()))
+	case "ECDSA":
+		p := k.pub.(*ecdsa.PublicKey)
+		n := (p.Curve.Params().BitSize + 7) / 8
+		if len(sig) != 2*n {
+			return false
+		}
+		r, s := new(big.Int).SetBytes(sig[:n]), new(big.Int).SetBytes(sig[n:])
+		return ecdsa.Verify(p, digestOf(h, data), r, s)
+	case "Ed25519":
+		return len(sig) == ed25519.SignatureSize && ed25519.Verify(k.pub.(ed25519.PublicKey), data, sig)
+	}
+	return false
 }

@@ -557,6 +557,46 @@ const hmacSlot = (algorithm, key, usage) => {
   k.mac ??= native.keyedHmac(k.algorithm.hash.name, k.raw);
   return k;
 };
+// asymSlot is the same for the asymmetric signatures (a JWT library's
+// RS256, PS256, ES256 and EdDSA): the slot and the hash of a key of one of
+// those algorithms that allows usage, when the algorithm is named exactly
+// as the key's (with, for ECDSA, a hash named exactly as WebCrypto spells
+// it, and for RSA-PSS a numeric saltLength); undefined for anything else,
+// which signOrVerify then checks in full. The key's hash is read once.
+const sigAlgs = new Set(["RSASSA-PKCS1-v1_5", "RSA-PSS", "ECDSA", "Ed25519"]);
+const exactHashes = new Map(Object.entries(hashNames));
+const asymSlot = (algorithm, key, usage) => {
+  if (!(key instanceof CryptoKey)) return undefined;
+  const k = key[kKey];
+  if (k === undefined) return undefined;
+  if (k.fastHash === undefined) {
+    if (!sigAlgs.has(k.algorithm.name)) return undefined;
+    k.fastHash = k.algorithm.hash?.name ?? "";
+  }
+  if (usage === "sign" ? !(k.canSign ??= k.usages.includes("sign")) : !(k.canVerify ??= k.usages.includes("verify"))) return undefined;
+  const name = k.algorithm.name;
+  if (typeof algorithm === "string") {
+    return algorithm === name && name !== "ECDSA" && name !== "RSA-PSS" ? k : undefined;
+  }
+  if (typeof algorithm !== "object" || algorithm === null || algorithm.name !== name) return undefined;
+  return k;
+};
+// asymFast runs sign or verify for asymSlot's key k; null when the
+// arguments need signOrVerify's checks after all.
+const asymFast = (verify, k, algorithm, signature, data) => {
+  const name = k.algorithm.name;
+  let hash = k.fastHash;
+  let salt = 0;
+  if (name === "ECDSA") {
+    const h = algorithm.hash;
+    hash = exactHashes.get(typeof h === "string" ? h : h?.name);
+    if (hash === undefined) return null;
+  } else if (name === "RSA-PSS") {
+    salt = algorithm.saltLength;
+    if (typeof salt !== "number") return null;
+  }
+  return verify ? native.asymVerifyFast(k.handle, name, hash, signature, data, salt) : native.asymSignFast(k.handle, name, hash, data, salt);
+};
 // Every operation is asynchronous: a synchronous throw becomes a
 // rejection. (Each method is written out with its own parameters, as
 // workerd declares them: no rest array and apply per call.)
@@ -585,7 +625,14 @@ const subtleMethods = {
       const mac = native.macSign(k.mac, data);
       if (mac !== null) return Promise.resolve(mac);
     }
-    try { return Promise.resolve(signOrVerify(false, algorithm, key, undefined, data)); } catch (e) { return Promise.reject(e); }
+    try {
+      const a = asymSlot(algorithm, key, "sign");
+      if (a !== undefined) {
+        const sig = asymFast(false, a, algorithm, undefined, data);
+        if (sig !== null) return Promise.resolve(checked(sig));
+      }
+      return Promise.resolve(signOrVerify(false, algorithm, key, undefined, data));
+    } catch (e) { return Promise.reject(e); }
   },
   verify(algorithm, key, signature, data) {
     const k = hmacSlot(algorithm, key, "verify");
@@ -593,7 +640,14 @@ const subtleMethods = {
       const ok = native.macVerify(k.mac, signature, data);
       if (ok !== null) return Promise.resolve(ok);
     }
-    try { return Promise.resolve(signOrVerify(true, algorithm, key, signature, data)); } catch (e) { return Promise.reject(e); }
+    try {
+      const a = asymSlot(algorithm, key, "verify");
+      if (a !== undefined) {
+        const ok = asymFast(true, a, algorithm, signature, data);
+        if (ok !== null) return Promise.resolve(ok);
+      }
+      return Promise.resolve(signOrVerify(true, algorithm, key, signature, data));
+    } catch (e) { return Promise.reject(e); }
   },
   encrypt(algorithm, key, data) {
     try { return Promise.resolve(cipher(true, algorithm, key, data, "encrypt")); } catch (e) { return Promise.reject(e); }
