@@ -1,0 +1,42 @@
+package server
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// TestNPMApps deploys each small app in testdata/npm/apps — real Worker
+// code on npm libraries used unchanged (React and Preact server rendering,
+// Hono with its JWT middleware and JSX streaming, drizzle-orm on D1 and
+// on a Durable Object's SQL storage, itty-router, uuid, cookie, the noble
+// hashes and curves, superjson, valibot, marked, yaml, lodash-es, date-fns
+// with time zones, jose JWKS, Node.js built-ins) — to its own node and
+// replays its cases.json, recorded on workerd by testdata/npm/apps/record.mjs.
+// The packages come from the folder's package-lock.json through one
+// `npm ci` (skipped when node_modules matches the lock file).
+func TestNPMApps(t *testing.T) {
+	root, err := filepath.Abs("testdata/npm/apps")
+	if err != nil {
+		t.Fatal(err)
+	}
+	npmCI(t, root)
+	entries, err := os.ReadDir(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, e := range entries {
+		dir := filepath.Join(root, e.Name())
+		if _, err := os.Stat(filepath.Join(dir, "cases.json")); !e.IsDir() || err != nil {
+			continue
+		}
+		n++
+		t.Run(e.Name(), func(t *testing.T) {
+			replayFixture(t, startFixtureNode(t, dir), dir)
+		})
+	}
+	if n == 0 {
+		t.Fatal("no apps found in testdata/npm/apps")
+	}
+}
