@@ -58,6 +58,6 @@ for (const app of apps) {
   });
   writeFileSync(path.join(out, "wrangler.jsonc"), JSON.stringify({ ...cfg, main: "bundle.mjs" }, null, 2));
   cpSync(path.join(dir, "cases.json"), path.join(out, "cases.json"));
-  execFileSync(process.execPath, [recorder, ...(check ? ["--check"] : []), out], { stdio: "inherit" });
+  execFileSync(process.execPath, [recorder, ...args.filter((a) => a.startsWith("--")), out], { stdio: "inherit" });
   if (!check) cpSync(path.join(out, "cases.json"), path.join(dir, "cases.json"));
 }
