@@ -3,7 +3,8 @@
 // Node than the recorder's) is stood in for by esbuild with Wrangler's
 // options for workerd: ES module output, the workerd/worker/browser
 // conditions, node:* and cloudflare:* left to the runtime, and, with
-// nodejs_compat, bare built-in names ("events") resolved to "node:events".
+// nodejs_compat, bare built-in names ("events") resolved to "node:events"
+// and require() of a built-in turned into an import.
 // The bundle and the app's wrangler.jsonc and cases.json go to a scratch
 // fixture that the conformance recorder replays; its cases.json is copied back.
 //
@@ -51,8 +52,15 @@ for (const app of apps) {
       setup(b) {
         b.onResolve({ filter: /^(node:)?[a-z_]+(\/[a-z_]+)?$/ }, (a) => {
           const bare = a.path.replace(/^node:/, "");
-          if (a.path.startsWith("node:") || (node && builtins.has(bare))) return { path: "node:" + bare, external: true };
+          if (!a.path.startsWith("node:") && !(node && builtins.has(bare))) return;
+          // As Wrangler does, a require() of a built-in becomes an import
+          // (an ES module bundle has no require).
+          if (a.kind === "require-call") return { path: "node:" + bare, namespace: "node-require" };
+          return { path: "node:" + bare, external: true };
         });
+        b.onLoad({ filter: /.*/, namespace: "node-require" }, (a) => ({
+          contents: `import lib from ${JSON.stringify(a.path)}; module.exports = lib;`, loader: "js",
+        }));
       },
     }],
   });
