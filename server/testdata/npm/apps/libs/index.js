@@ -17,7 +17,7 @@ import superjson from "superjson";
 import * as v from "valibot";
 import { marked } from "marked";
 import YAML from "yaml";
-import { groupBy, sortBy, cloneDeep, merge, debounce, chunk, kebabCase, isEqual, get, set, uniqBy, pick } from "lodash-es";
+import { groupBy, sortBy, cloneDeep, merge, debounce, chunk, template, kebabCase, isEqual, get, set, uniqBy, pick } from "lodash-es";
 import { format, addDays, differenceInCalendarDays, parseISO, formatDistanceStrict, startOfWeek, eachDayOfInterval } from "date-fns";
 import { TZDate, tz } from "@date-fns/tz";
 import { formatInTimeZone, toZonedTime, fromZonedTime, getTimezoneOffset } from "date-fns-tz";
@@ -165,6 +165,8 @@ router.get("/lodash", () => {
     orig, copy, merged: merge({ a: { x: 1 } }, { a: { y: 2 } }), chunks: chunk([1, 2, 3, 4, 5], 2),
     kebab: kebabCase("Hello World_fooBar"), eq: isEqual({ a: [1] }, { a: [1] }), get: get(obj, "x.y[0].z"), obj,
     uniq: uniqBy(people, "team").map((p) => p.n), pick: pick(people[0], ["n", "age"]), debouncedSync: called,
+    // _.template compiles with Function: refused inside a request.
+    template: caught(() => template("hi <%= name %>")({ name: "x" })),
   };
 });
 
