@@ -11,7 +11,8 @@ import (
 // Hono with its JWT middleware and JSX streaming, drizzle-orm on D1 and
 // on a Durable Object's SQL storage, itty-router, uuid, cookie, the noble
 // hashes and curves, superjson, valibot, marked, yaml, lodash-es, date-fns
-// with time zones, jose JWKS, Node.js built-ins) — to its own node and
+// with time zones, jose JWKS, tRPC, graphql-js, @hono/zod-validator,
+// Node.js built-ins) — to its own node and
 // replays its cases.json, recorded on workerd by testdata/npm/apps/record.mjs.
 // The packages come from the folder's package-lock.json through one
 // `npm ci` (skipped when node_modules matches the lock file).
