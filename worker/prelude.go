@@ -294,6 +294,7 @@ var nativeFuncs = func() map[string]nativeFunc {
 	}
 	registerCoreNatives(set)
 	registerTextNatives(set)
+	registerJSONNatives(set)
 	registerURLNatives(set)
 	registerCryptoNatives(set)
 	registerAsymNatives(set)

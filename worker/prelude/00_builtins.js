@@ -27,6 +27,52 @@ internal.settle = (value, done) => {
   Promise.resolve(value).then((v) => done(true, v), (e) => done(false, e));
 };
 
+// ---- JSON.parse with V8's error texts ---------------------------------------
+// goja's parser reports a bad text in its own words; scripts (and their
+// tests) read V8's. On a SyntaxError the text is scanned again natively
+// (native_json.go) for the first error and its position, in UTF-16 units.
+{
+  const parse = JSON.parse;
+  const Syntax = SyntaxError;
+  const lineTexts = [
+    "", "", "Unexpected number", "Expected property name or '}'", "Expected ',' or ']' after array element",
+    "Expected ',' or '}' after property value", "Expected ':' after property name", "Expected double-quoted property name",
+    "Unterminated string", "Bad control character in string literal", "Bad escaped character", "Bad Unicode escape",
+    "No number after minus sign", "Exponent part is missing a number", "Unterminated fractional number",
+    "Unexpected non-whitespace character after JSON",
+  ];
+  const message = (s, kind, pos) => {
+    if (kind === 0) return "Unexpected end of JSON input";
+    if (kind === 1) {
+      if (s === "NaN" || s === "Infinity" || s === "undefined" || s === "[object Object]") return `"${s}" is not valid JSON`;
+      const t = `Unexpected token '${s[pos]}', `;
+      if (s.length < 21) return `${t}"${s}" is not valid JSON`;
+      if (pos < 10) return `${t}"${s.slice(0, pos + 10)}"... is not valid JSON`;
+      if (pos < s.length - 10) return `${t}..."${s.slice(pos - 10, pos + 10)}"... is not valid JSON`;
+      return `${t}..."${s.slice(pos - 10)}" is not valid JSON`;
+    }
+    let line = 1;
+    for (let i = s.indexOf("\n"); i !== -1 && i < pos; i = s.indexOf("\n", i + 1)) line++;
+    const column = pos - s.lastIndexOf("\n", pos - 1);
+    const where = ` position ${pos} (line ${line} column ${column})`;
+    return kind === 15 ? `${lineTexts[kind]} at${where}` : `${lineTexts[kind]} in JSON at${where}`;
+  };
+  define(JSON, "parse", {
+    parse(text, reviver) {
+      const s = typeof text === "string" ? text : `${text}`;
+      try {
+        return parse(s, reviver);
+      } catch (e) {
+        if (e instanceof Syntax) {
+          const found = native.jsonSyntaxError(s);
+          if (found !== null) throw new Syntax(message(s, found[0], found[1]));
+        }
+        throw e;
+      }
+    },
+  }.parse);
+}
+
 // ---- missing language built-ins -------------------------------------------
 
 // esbuild's helpers look symbols up as Symbol[name] and fall back to

@@ -124,7 +124,7 @@ const routes = {
     out.reader_first = [first.done, first.value?.byteLength ?? null];
     out.reader_used = b.bodyUsed;
     const c = await env.B.get("a.txt");
-    // (only the name: V8's JSON.parse texts are not goja's, see docs/compatibility.md)
+    // (only the name is compared here; json-errors records the texts)
     out.json_error = (await attempt(() => c.json())).error?.name;
     out.json_used = c.bodyUsed;
     const d = await env.B.get("a.txt");
