@@ -13,7 +13,8 @@ import (
 // hashes and curves, superjson, valibot, marked, yaml, lodash-es, date-fns
 // with time zones, jose JWKS, tRPC, graphql-js, @hono/zod-validator,
 // Vue SSR, @hono/zod-openapi, the OpenAI and AI SDKs, cheerio, ky, rxjs,
-// Node.js built-ins) — to its own node and
+// intl-messageformat, i18next, change-case, validator, libphonenumber-js,
+// chrono-node, decimal.js, Node.js built-ins) — to its own node and
 // replays its cases.json, recorded on workerd by testdata/npm/apps/record.mjs.
 // The packages come from the folder's package-lock.json through one
 // `npm ci` (skipped when node_modules matches the lock file).
