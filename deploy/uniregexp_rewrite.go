@@ -31,6 +31,7 @@ func translateUnicodeRegExps(code []byte) []byte {
 		text    string
 	}
 	var edits []edit
+	cached := 0
 	seen := map[any]bool{} // a node can be reachable twice
 	walkAST(reflect.ValueOf(prog), func(n any) {
 		if seen[n] {
@@ -45,6 +46,12 @@ func translateUnicodeRegExps(code []byte) []byte {
 			}
 		case *ast.NewExpression:
 			if e, ok := regExpArgs(n.Callee, n.ArgumentList); ok {
+				// Compiled once: new RegExp(aRegExp) clones it, sharing the
+				// compiled pattern (a class of every letter takes goja
+				// about a millisecond to compile, and this expression may
+				// sit in a loop).
+				e.text = fmt.Sprintf("%s(%d, %s)", cacheFunc, cached, e.text)
+				cached++
 				edits = append(edits, edit(e))
 			}
 		case *ast.CallExpression:
@@ -63,8 +70,16 @@ func translateUnicodeRegExps(code []byte) []byte {
 		}
 		src = src[:e.at] + e.text + src[e.end:]
 	}
+	if cached > 0 {
+		// A function declaration is hoisted with its body, so appended
+		// at the end it is there before the first line runs.
+		src += "\nfunction " + cacheFunc + "(i, p, f) { var c = " + cacheFunc + ".c || (" + cacheFunc + ".c = []); return c[i] || (c[i] = new RegExp(p, f)); }\n"
+	}
 	return []byte(src)
 }
+
+// cacheFunc names the function that holds the compiled patterns.
+const cacheFunc = "__celldRegExp"
 
 type argEdit struct {
 	at, end int

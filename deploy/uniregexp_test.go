@@ -38,6 +38,8 @@ func TestTranslateUnicodeRegExps(t *testing.T) {
 		{`/\p{Lu}/iu.test("a")`, "true"},
 		{`/[\p{L}\uD83D\uDE00]/u.test("😀")`, "true"},
 		{`/a\/[\p{L}]/u.test("a/b")`, "true"},
+		// compiled once, but each evaluation is a fresh object, as a literal's is
+		{`(() => { const f = () => new RegExp("\\p{L}", "gu"); const a = f(); a.test("ab"); const b = f(); return [a === b, a.lastIndex, b.lastIndex, b.flags, b instanceof RegExp].join() })()`, "false,1,0,gu,true"},
 	} {
 		code := translateUnicodeRegExps([]byte("var r = " + c.src + ";"))
 		vm := goja.New()
