@@ -14,7 +14,8 @@ import (
 // with time zones, jose JWKS, tRPC, graphql-js, @hono/zod-validator,
 // Vue SSR, @hono/zod-openapi, the OpenAI and AI SDKs, cheerio, ky, rxjs,
 // intl-messageformat, i18next, change-case, validator, libphonenumber-js,
-// chrono-node, decimal.js, Node.js built-ins) — to its own node and
+// chrono-node, decimal.js, Node.js built-ins and Node-only CommonJS
+// libraries such as xml2js, csv-parse, iconv-lite and busboy) — to its own node and
 // replays its cases.json, recorded on workerd by testdata/npm/apps/record.mjs.
 // The packages come from the folder's package-lock.json through one
 // `npm ci` (skipped when node_modules matches the lock file).
