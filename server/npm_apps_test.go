@@ -9,7 +9,7 @@ import (
 // TestNPMApps deploys each small app in testdata/npm/apps — real Worker
 // code on npm libraries used unchanged (React and Preact server rendering,
 // Hono with its JWT middleware and JSX streaming, drizzle-orm on D1 and
-// on a Durable Object's SQL storage, itty-router, uuid, cookie, the noble
+// on a Durable Object's SQL storage, Kysely on D1, itty-router, uuid, cookie, the noble
 // hashes and curves, superjson, valibot, marked, yaml, lodash-es, date-fns
 // with time zones, jose JWKS, tRPC, graphql-js, @hono/zod-validator,
 // Vue SSR, @hono/zod-openapi, the OpenAI and AI SDKs, cheerio, ky, rxjs,
