@@ -7,18 +7,19 @@ import (
 )
 
 // TestNPMApps deploys each small app in testdata/npm/apps — real Worker
-// code on npm libraries used unchanged (React and Preact server rendering,
-// Hono with its JWT middleware and JSX streaming, drizzle-orm on D1 and
-// on a Durable Object's SQL storage, Kysely on D1, itty-router, uuid, cookie, the noble
-// hashes and curves, superjson, valibot, marked, yaml, lodash-es, date-fns
-// with time zones, jose JWKS, tRPC, graphql-js, @hono/zod-validator,
-// Vue SSR, @hono/zod-openapi, the OpenAI and AI SDKs, cheerio, ky, rxjs,
-// intl-messageformat, i18next, change-case, validator, libphonenumber-js,
-// chrono-node, decimal.js, Node.js built-ins and Node-only CommonJS
-// libraries such as xml2js, csv-parse, iconv-lite and busboy) — to its own node and
-// replays its cases.json, recorded on workerd by testdata/npm/apps/record.mjs.
-// The packages come from the folder's package-lock.json through one
-// `npm ci` (skipped when node_modules matches the lock file).
+// code on npm libraries used unchanged (React, Preact and Vue server
+// rendering; Hono with its JWT middleware, JSX streaming, zod-validator
+// and zod-openapi; tRPC and graphql-js; drizzle-orm on D1 and on a Durable
+// Object's SQL storage, Kysely on D1; itty-router over uuid, cookie, the
+// noble hashes and curves, superjson, valibot, marked, yaml, lodash-es,
+// date-fns with time zones and jose JWKS; the OpenAI and AI SDKs, cheerio,
+// ky, rxjs; intl-messageformat, i18next, change-case, validator,
+// libphonenumber-js, chrono-node, decimal.js; Node.js built-ins and
+// Node-only CommonJS libraries such as xml2js, csv-parse, iconv-lite and
+// busboy) — to its own node and replays its cases.json, recorded on
+// workerd by testdata/npm/apps/record.mjs. The packages come from the
+// folder's package-lock.json through one `npm ci` (scripts/npm-testdata,
+// or here when node_modules does not match the lock file).
 func TestNPMApps(t *testing.T) {
 	root, err := filepath.Abs("testdata/npm/apps")
 	if err != nil {
