@@ -38,6 +38,19 @@ func (db *DB) Alarm() (Alarm, error) {
 }
 
 func (db *DB) readAlarm() (Alarm, error) {
+	if db.alarmKnown {
+		a := db.alarm
+		a.Seq = max(a.Seq, db.alarmSeqFloor)
+		return a, nil
+	}
+	a, err := db.queryAlarm()
+	if err == nil {
+		db.alarm, db.alarmKnown = a, true
+	}
+	return a, err
+}
+
+func (db *DB) queryAlarm() (Alarm, error) {
 	n, err := db.c.queryInt("SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND name = '_cf_alarm'")
 	if err != nil {
 		return Alarm{}, fmt.Errorf("read alarm: %w", err)
@@ -105,11 +118,17 @@ func (db *DB) writeAlarm(set bool, deadline int64, retry int) (Alarm, error) {
 		if set {
 			dl = strconv.FormatInt(deadline, 10)
 		}
-		return db.c.exec("INSERT INTO _cf_alarm (id, deadline, retry, seq) VALUES (0, " + dl + ", " +
+		db.alarmKnown = false
+		if err := db.c.exec("INSERT INTO _cf_alarm (id, deadline, retry, seq) VALUES (0, " + dl + ", " +
 			strconv.Itoa(retry) + ", " + strconv.FormatUint(out.Seq, 10) + ") ON CONFLICT (id) DO UPDATE SET " +
-			"deadline = excluded.deadline, retry = excluded.retry, seq = excluded.seq")
+			"deadline = excluded.deadline, retry = excluded.retry, seq = excluded.seq"); err != nil {
+			return err
+		}
+		db.alarm, db.alarmKnown = out, true // a rollback forgets it (afterRollback)
+		return nil
 	})
 	if err != nil {
+		db.alarmKnown = false
 		return Alarm{}, fmt.Errorf("write alarm: %w", err)
 	}
 	return out, nil

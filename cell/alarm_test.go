@@ -65,3 +65,81 @@ func TestAlarmState(t *testing.T) {
 		t.Fatalf("deleting nothing made an installation: %+v", a)
 	}
 }
+
+// The alarm a DB remembers (it reads its table only after a rollback, a
+// deleteAll, a park or a reopen) is always the one its table holds: after
+// writes, an inner rollback inside a committed transaction, an outer
+// rollback, DeleteAll and a park.
+func TestAlarmState_rememberedMatchesTable(t *testing.T) {
+	db, err := Open(filepath.Join(t.TempDir(), "c.sqlite"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	db.JoinPool(NewPool(4))
+	check := func(step string) {
+		t.Helper()
+		got, err := db.Alarm()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := db.checkOpen(); err != nil {
+			t.Fatal(err)
+		}
+		stored, err := db.queryAlarm()
+		if err != nil {
+			t.Fatal(err)
+		}
+		stored.Seq = max(stored.Seq, db.alarmSeqFloor)
+		if got != stored {
+			t.Fatalf("%s: Alarm() = %+v, the table holds %+v", step, got, stored)
+		}
+	}
+	check("fresh")
+	if _, err := db.SetAlarm(1000); err != nil {
+		t.Fatal(err)
+	}
+	check("set")
+	boom := errors.New("boom")
+	if err := db.Transaction(func() error {
+		if _, err := db.SetAlarm(2000); err != nil {
+			return err
+		}
+		if err := db.Transaction(func() error {
+			if _, err := db.DeleteAlarm(); err != nil {
+				return err
+			}
+			return boom
+		}); !errors.Is(err, boom) {
+			return err
+		}
+		check("inner rollback")
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	check("outer commit")
+	if a, _ := db.Alarm(); !a.Set || a.Deadline != 2000 {
+		t.Fatalf("after the committed transaction %+v, want 2000", a)
+	}
+	if err := db.Transaction(func() error {
+		if _, err := db.RetryAlarm(3000, 1); err != nil {
+			return err
+		}
+		return ErrRollback
+	}); err != nil {
+		t.Fatal(err)
+	}
+	check("outer rollback")
+	if err := db.DeleteAll(); err != nil {
+		t.Fatal(err)
+	}
+	check("deleteAll")
+	if _, err := db.SetAlarm(4000); err != nil {
+		t.Fatal(err)
+	}
+	if !db.Park() {
+		t.Fatal("an idle database did not park")
+	}
+	check("reopened after a park")
+}

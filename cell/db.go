@@ -93,6 +93,7 @@ type DB struct {
 	parker        atomic.Pointer[func()]
 	lastUse       atomic.Int64 // unix nanos of the last storage call
 	parkAsked     atomic.Int64 // unix nanos of the pool's last request
+	pinned        atomic.Bool  // kept open: never parked (Pin)
 	saved         []int64      // connPragmas, while parked
 	// beforePark (the replicator) agrees to a park and readies the WAL for
 	// it; afterUnpark takes the reopened connection back.
@@ -108,6 +109,11 @@ type DB struct {
 	// report: DeleteAll wipes the alarm table, and the sequence must still
 	// only grow.
 	alarmSeqFloor uint64
+	// alarm is the alarm row as last read or written, while alarmKnown:
+	// forgotten whenever something else may have changed it (a rollback,
+	// deleteAll, a park, a reopen).
+	alarm      Alarm
+	alarmKnown bool
 }
 
 // Open opens (creating if needed) the SQLite file of one cell with
@@ -142,6 +148,7 @@ func OpenWith(path string, lim Limits) (*DB, error) {
 
 func (db *DB) setup() error {
 	c := db.c
+	db.alarmKnown = false
 	if err := c.setupMemory(); err != nil {
 		return err
 	}
@@ -208,7 +215,7 @@ func (db *DB) Close() error {
 	db.closeStatements()
 	unregister(db.c.handle)
 	err := db.c.close()
-	db.c = nil
+	db.c, db.alarmKnown = nil, false
 	if err != nil {
 		return fmt.Errorf("close cell database %s: %w", db.path, err)
 	}
@@ -318,6 +325,7 @@ func (db *DB) InTransaction() bool { return db.txDepth > 0 }
 // the KV table and schema the row counters cached.
 func (db *DB) afterRollback() {
 	db.indexes = nil
+	db.alarmKnown = false
 	if err := db.refreshKV(); err != nil {
 		db.kvExists = false
 		db.kv.finalize(db.c)
@@ -341,6 +349,8 @@ func (db *DB) DeleteAll() error {
 	db.closeStatements()
 	db.kvExists = false
 	db.indexes = nil
+	db.alarmKnown = false
+	defer func() { db.alarmKnown = false }()
 	// SQLite's documented reset: RESET_DATABASE plus VACUUM empties the
 	// file (schema and data) atomically, whatever objects it holds.
 	if err := db.c.dbConfig(sqlite3.SQLITE_DBCONFIG_RESET_DATABASE, 1); err != nil {

@@ -89,6 +89,14 @@ func (db *DB) OnParkRequest(f func()) {
 	db.parker.Store(&f)
 }
 
+// Pin keeps db open (on) or lets it park again (off): a cell about to
+// serve an event it was prepared for (an alarm due in a moment) must not
+// be parked in between. The pool does not ask a pinned database to park,
+// and Park refuses while it is pinned. The caller bounds how many
+// databases it pins (they count against the pool's bound like any open
+// one).
+func (db *DB) Pin(on bool) { db.pinned.Store(on) }
+
 // Parked reports that db's files are closed until its next storage call.
 func (db *DB) Parked() bool { return db.parked }
 
@@ -96,7 +104,7 @@ func (db *DB) Parked() bool { return db.parked }
 // whether it did; the next storage call opens it again. Call it on the
 // cell's goroutine, between calls.
 func (db *DB) Park() bool {
-	if db.c == nil || db.pool == nil || db.txDepth > 0 || db.inHook || len(db.cursors) > 0 || db.auth.pinned || !db.c.autocommit() {
+	if db.c == nil || db.pool == nil || db.pinned.Load() || db.txDepth > 0 || db.inHook || len(db.cursors) > 0 || db.auth.pinned || !db.c.autocommit() {
 		return false
 	}
 	if db.beforePark != nil && !db.beforePark() {
@@ -113,7 +121,7 @@ func (db *DB) Park() bool {
 		}
 	}
 	db.closeStatements()
-	db.kvExists, db.indexes = false, nil
+	db.kvExists, db.indexes, db.alarmKnown = false, nil, false
 	unregister(db.c.handle)
 	db.c.close()
 	db.c, db.parked = nil, true
@@ -244,7 +252,7 @@ func (p *Pool) victimsLocked(db *DB) []func() {
 	}
 	var cs []cand
 	for d := range p.open {
-		if d == db {
+		if d == db || d.pinned.Load() {
 			continue
 		}
 		if now-d.parkAsked.Load() < int64(parkRetry) {

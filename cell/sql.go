@@ -291,6 +291,16 @@ func (cur *Cursor) Close() error {
 	return nil
 }
 
+// CloseCursors closes every cursor still open (their statements
+// finalized): the code that could read on is gone, as when a Durable
+// Object drops its isolate, and an open statement would keep the
+// database from parking. Call it on the cell's goroutine.
+func (db *DB) CloseCursors() {
+	for cur := range db.cursors {
+		cur.Close()
+	}
+}
+
 // onlyTrivia reports whether s holds no further statement: only
 // whitespace, comments and semicolons.
 func onlyTrivia(s string) bool {

@@ -38,8 +38,14 @@ const alarmResidentWindow = time.Hour
 // alarmHooks) to what firing means for it.
 type residentAlarm struct {
 	hints *wake.Cell // nil without a publisher
-	fire  func()     // runs the alarm (objects.fireAlarm)
-	run   alarmRun   // fires the cell's alarm once, if due
+	// fire runs the alarm due at due (objects.fireAlarm), prepared from
+	// from on when from is set (alarmprep.go).
+	fire func(due int64, from time.Time)
+	run  alarmRun // fires the cell's alarm once, if due
+	// prepare, when set, readies the cell for an alarm due within the
+	// given time and runs it then (worker.Object.PrepareAlarm).
+	prepare func(ctx context.Context, within time.Duration, ready func()) (worker.AlarmResult, error)
+	prep    *alarmPrep // the node's preparation policy (nil: none)
 
 	mu      sync.Mutex
 	timer   *time.Timer
@@ -60,7 +66,7 @@ func (o *objects) alarmHooks(r *resident, run alarmRun) {
 		r.alarm.hints = o.wake.Cell(r.cell, r.hc.Epoch())
 	}
 	r.alarm.run = run
-	r.alarm.fire = func() { o.fireAlarm(r) }
+	r.alarm.fire = func(due int64, from time.Time) { o.fireAlarm(r, due, from) }
 }
 
 // objectOptions are the hooks a resident Durable Object runs with; its
@@ -72,6 +78,13 @@ func (o *objects) objectOptions(r *resident) worker.ObjectOptions {
 		}
 		return r.obj.Alarm(ctx)
 	})
+	r.alarm.prep = o.prep
+	r.alarm.prepare = func(ctx context.Context, within time.Duration, ready func()) (worker.AlarmResult, error) {
+		if r.obj == nil {
+			return worker.AlarmResult{}, worker.ErrObjectClosed
+		}
+		return r.obj.PrepareAlarm(ctx, within, ready)
+	}
 	return worker.ObjectOptions{OnAlarm: r.onAlarm, Epoch: r.hc.Epoch()}
 }
 
@@ -99,7 +112,53 @@ func (r *resident) arm(set bool, due int64) {
 	if !set || !ra.ready {
 		return
 	}
-	ra.timer = time.AfterFunc(time.Until(time.UnixMilli(due)), func() { go ra.fire() })
+	ra.startLocked(due, ra.prepare != nil && ra.prep != nil)
+}
+
+// startLocked starts the timer of the alarm due at due: a lead time early
+// when it is to be prepared. Call with ra.mu held.
+func (ra *residentAlarm) startLocked(due int64, prepare bool) {
+	at := time.UnixMilli(due)
+	var from time.Time
+	if prepare {
+		at = at.Add(-ra.prep.lead())
+		from = at
+		if now := time.Now(); from.Before(now) {
+			from = now
+		}
+	}
+	ra.timer = time.AfterFunc(time.Until(at), func() { ra.fire(due, from) }) // f runs on a goroutine of its own
+}
+
+// armPlain sets the timer of the alarm due at due, if that is still the
+// alarm held, to fire at its time unprepared.
+func (r *resident) armPlain(due int64) {
+	ra := &r.alarm
+	ra.mu.Lock()
+	defer ra.mu.Unlock()
+	if ra.stopped || !ra.set || ra.due != due || !ra.ready {
+		return
+	}
+	if ra.timer != nil {
+		ra.timer.Stop()
+	}
+	ra.startLocked(due, false)
+}
+
+// armRetry sets the timer of the alarm due at due, if that is still the
+// alarm held, to try preparing it again after wait (its preparation
+// still counted from from).
+func (r *resident) armRetry(due int64, from time.Time, wait time.Duration) {
+	ra := &r.alarm
+	ra.mu.Lock()
+	defer ra.mu.Unlock()
+	if ra.stopped || !ra.set || ra.due != due || !ra.ready {
+		return
+	}
+	if ra.timer != nil {
+		ra.timer.Stop()
+	}
+	ra.timer = time.AfterFunc(wait, func() { ra.fire(due, from) }) // f runs on a goroutine of its own
 }
 
 // alarmReady lets the timer run once the resident is registered (an
@@ -166,25 +225,62 @@ func (r *resident) keepForAlarm(now time.Time) bool {
 	return set && time.UnixMilli(due).Sub(now) < alarmResidentWindow
 }
 
-// fireAlarm runs r's alarm if r is still the resident of its cell: an
-// event like any other, whose outputs (its writes) pass the gate.
-func (o *objects) fireAlarm(r *resident) {
+// fireAlarm runs r's alarm (due at due) if r is still the resident of its
+// cell: an event like any other, whose outputs (its writes) pass the
+// gate. With from set, the timer went off early for the object to get
+// ready first (alarmprep.go).
+func (o *objects) fireAlarm(r *resident, due int64, from time.Time) {
 	o.mu.Lock()
 	cur := o.residents[r.cell]
 	o.mu.Unlock()
 	if cur != r || r.alarm.run == nil {
 		return
 	}
+	var ticket *prepTicket
+	if !from.IsZero() && r.alarm.prepare != nil {
+		left := time.Until(time.UnixMilli(due))
+		if left > 0 && !o.drain.active.Load() {
+			ticket = o.prep.acquire(from, time.UnixMilli(due))
+		}
+		if ticket == nil {
+			if left > prepRetryFloor && !o.drain.active.Load() {
+				r.armRetry(due, from, left/2) // no room: try again halfway
+			} else {
+				r.armPlain(due) // draining, or due: at its time
+			}
+			return
+		}
+		defer ticket.release()
+	}
 	r.inflight.Add(1)
 	defer r.done()
 	ctx, cancel := context.WithTimeout(r.hc.Context(), 15*time.Minute)
 	defer cancel()
-	o.alarmsFired.Add(1)
-	_, due := r.armed()
 	start := time.Now()
-	res, err := r.alarm.run(ctx)
+	var res worker.AlarmResult
+	var err error
+	if ticket != nil {
+		within := time.Until(time.UnixMilli(due)) + prepWaitSlack
+		res, err = r.alarm.prepare(ctx, within, ticket.ready)
+		ticket.release() // the run started (or never will): its room is free
+		if err == nil && !res.Ran {
+			if !res.Superseded && res.State.Set {
+				r.armPlain(res.State.Deadline) // not due by the object's clock yet
+			}
+			return // superseded: the new state is armed already (onAlarm)
+		}
+	} else {
+		res, err = r.alarm.run(ctx)
+	}
 	if err == nil && res.Ran {
-		o.noteLateness(res.Started.Sub(time.UnixMilli(due)))
+		o.alarmsFired.Add(1)
+		at := res.Due
+		if at == 0 {
+			at = due
+		}
+		if at > 0 {
+			o.noteLateness(res.Started.Sub(time.UnixMilli(at)), ticket.inTime())
+		}
 	}
 	gerr := r.gate(ctx)
 	if err == nil && res.Ran {
@@ -205,38 +301,52 @@ func (o *objects) fireAlarm(r *resident) {
 	case res.Err != nil:
 		r.hc.Log().Info("alarm handler threw", "error", res.Err.Error(), "retry", res.State.Retry)
 	}
-	if err == nil && !res.Ran && res.State.Set {
+	if err == nil && !res.Ran && !res.Superseded && res.State.Set {
 		r.arm(true, res.State.Deadline) // early (clock): arm again
 	}
 }
 
 // lateness keeps the most recent alarm latenesses (from the alarm's time
-// to its handler's start), for benchmarks and diagnosis.
+// to its handler's start), for benchmarks and diagnosis, each marked
+// with whether the cell was prepared in time (alarmprep.go).
 type lateness struct {
 	mu  sync.Mutex
-	buf []time.Duration
+	buf []latenessEntry
 	n   int
+}
+
+type latenessEntry struct {
+	d        time.Duration
+	prepared bool
 }
 
 const latenessKept = 1 << 16
 
-func (o *objects) noteLateness(d time.Duration) {
+func (o *objects) noteLateness(d time.Duration, prepared bool) {
 	l := &o.late
+	e := latenessEntry{d, prepared}
 	l.mu.Lock()
 	if len(l.buf) < latenessKept {
-		l.buf = append(l.buf, d)
+		l.buf = append(l.buf, e)
 	} else {
-		l.buf[l.n%latenessKept] = d
+		l.buf[l.n%latenessKept] = e
 	}
 	l.n++
 	l.mu.Unlock()
 }
 
-// latenesses returns a copy of the latenesses kept.
-func (o *objects) latenesses() []time.Duration {
+// latenesses returns the latenesses kept, and those of the alarms whose
+// cell was prepared in time.
+func (o *objects) latenesses() (all, prepared []time.Duration) {
 	o.late.mu.Lock()
 	defer o.late.mu.Unlock()
-	return append([]time.Duration(nil), o.late.buf...)
+	for _, e := range o.late.buf {
+		all = append(all, e.d)
+		if e.prepared {
+			prepared = append(prepared, e.d)
+		}
+	}
+	return all, prepared
 }
 
 // wakeCell is the waker's way in: activate a Durable Object cell here

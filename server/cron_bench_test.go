@@ -36,7 +36,7 @@ func BenchmarkCronLateness(b *testing.B) {
 	b.ResetTimer()
 	time.Sleep(span)
 	b.StopTimer()
-	late := nd.objects.latenesses()
+	late, _ := nd.objects.latenesses()
 	if len(late) < int(span/time.Second)/2 {
 		b.Fatalf("%d runs in %v", len(late), span)
 	}

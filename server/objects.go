@@ -68,6 +68,7 @@ type objects struct {
 	waker       *wake.Waker
 	alarmsFired atomic.Int64
 	late        lateness       // alarms.go
+	prep        *alarmPrep     // alarm preparation (alarmprep.go); nil: none
 	unavailable unavailableLog // unavailable.go
 	ws          wsCount        // client WebSockets (websocket.go)
 	// takeoverWait bounds how long a request waits for a cell whose owner

@@ -128,7 +128,10 @@ func (o *objects) armQueue(r *resident, due int64, ok bool) {
 
 // queueKick runs a pass as the alarm would (the cell just activated, or
 // a batch settled).
-func (o *objects) queueKick(r *resident) { o.fireAlarm(r) }
+func (o *objects) queueKick(r *resident) {
+	_, due := r.armed()
+	o.fireAlarm(r, due, time.Time{})
+}
 
 // consumerOf is the consumer of queue name in dep, as the cell stores it.
 func consumerOf(dep *deploy.Deployment, name string) *queue.Config {

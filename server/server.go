@@ -323,6 +323,9 @@ func Run(ctx context.Context, o Options) error {
 		o.MaxOpenCells = DefaultMaxOpenCells(o.MaxConns)
 	}
 	objs.host.UsePool(cell.NewPool(o.MaxOpenCells))
+	if !alarmPrepOff {
+		objs.prep = newAlarmPrep(o.MaxOpenCells)
+	}
 	objs.queueLease = queueLease
 	if o.QueueLease > 0 {
 		objs.queueLease = o.QueueLease

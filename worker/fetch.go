@@ -2,7 +2,6 @@ package worker
 
 import (
 	"errors"
-	"fmt"
 	"net/http"
 	"net/textproto"
 	"reflect"
@@ -34,15 +33,15 @@ func (iso *isolate) fetchGlue() error {
 	if iso.dispatch != nil {
 		return nil
 	}
-	var fns [3]goja.Callable
-	for i, name := range []string{"dispatch", "makeRequest", "respond"} {
+	var fns [2]goja.Callable
+	for i, name := range []string{"dispatch", "respond"} {
 		f, ok := goja.AssertFunction(iso.internal.Get(name))
 		if !ok {
 			return errors.New("prelude: internal." + name + " missing")
 		}
 		fns[i] = f
 	}
-	iso.dispatch, iso.makeRequest, iso.respond = fns[0], fns[1], fns[2]
+	iso.dispatch, iso.respond = fns[0], fns[1]
 	iso.box = iso.vm.NewArray()
 	return nil
 }
@@ -95,17 +94,15 @@ func (iso *isolate) startFetch(req *Request, href string, ch chan<- fetchResult,
 			return nil
 		}
 	}
-	method, url, headers, body := iso.requestArgs(req, href)
-	res, err := iso.dispatch(goja.Undefined(), handler, iso.env, iso.box, method, url, headers, body, props)
-	jsReq := iso.box.Get("1")
-	_ = iso.box.Set("1", goja.Undefined())
+	jsReq, err := iso.newJSRequest(req, href)
 	if err != nil {
-		if jsReq == nil || goja.IsUndefined(jsReq) {
-			iso.reportException("build request", err)
-			jsReq = nil
-		} else {
-			iso.reportUncaught(scope, thrownOr(err))
-		}
+		iso.reportException("build request", err)
+		answer(internalError())
+		return nil
+	}
+	res, err := iso.dispatch(goja.Undefined(), handler, iso.env, iso.box, jsReq, props)
+	if err != nil {
+		iso.reportUncaught(scope, thrownOr(err))
 		resp := internalError()
 		resp.Exception = exceptionText(thrownOr(err))
 		if ep != nil {
@@ -130,27 +127,15 @@ func (iso *isolate) startFetch(req *Request, href string, ch chan<- fetchResult,
 
 // response turns what a fetch handler returned (internal.dispatch's
 // result) into a Response and calls then with it, or with what was thrown
-// (a nil Response), once the handler's promise settles and the body is
-// complete: at once when nothing is left to wait for.
+// (a nil Response), once the handler's promise settles: at once when
+// nothing is left to wait for. The native Response is serialized by
+// native.responseOut (response.go) into iso.out.
 func (iso *isolate) response(res goja.Value, then func(*Response, goja.Value)) {
-	finish := func(ok bool, out goja.Value) {
-		if !ok {
-			then(nil, out)
-			return
-		}
-		resp, err := iso.toResponse(out)
-		if err != nil {
-			iso.log.Error("convert response", "error", err)
-			then(internalError(), nil)
-			return
-		}
-		then(resp, nil)
-	}
 	if res.SameAs(iso.box) {
 		// A Response answered synchronously: serialized already.
-		out := iso.box.Get("0")
-		_ = iso.box.Set("0", goja.Undefined())
-		iso.awaitOwn(out, finish)
+		resp := iso.out
+		iso.out = nil
+		then(resp, nil)
 		return
 	}
 	iso.await(res, func(ok bool, v goja.Value) {
@@ -158,12 +143,27 @@ func (iso *isolate) response(res goja.Value, then func(*Response, goja.Value)) {
 			then(nil, v)
 			return
 		}
-		out, err := iso.respond(goja.Undefined(), v)
-		if err != nil {
+		var resp *Response
+		if c := iso.fetchc; c != nil {
+			if r, ok := c.responseOf(v); ok {
+				// A native Response: serialized here, without a call into
+				// the prelude (what it throws is what respond would).
+				if ex := iso.vm.Try(func() { resp = c.serialize(r) }); ex != nil {
+					then(nil, ex.Value())
+					return
+				}
+				then(resp, nil)
+				return
+			}
+		}
+		if _, err := iso.respond(goja.Undefined(), v); err != nil {
+			iso.out = nil
 			then(nil, thrown(err))
 			return
 		}
-		iso.awaitOwn(out, finish)
+		resp = iso.out
+		iso.out = nil
+		then(resp, nil)
 	})
 }
 
@@ -282,27 +282,6 @@ func (iso *isolate) handleRejection(p *goja.Promise) {
 	iso.trackRejection(p, goja.PromiseRejectionHandle)
 }
 
-// requestArgs are the arguments of internal.makeRequest for req: method,
-// URL, the headers (immutable Headers, names lowercase), body bytes or
-// null.
-func (iso *isolate) requestArgs(req *Request, href string) (method, url, headers, body goja.Value) {
-	vm := iso.vm
-	body = goja.Null()
-	switch {
-	case req.Stream != nil:
-		if s, err := (&Host{iso: iso}).ReadableStream(req.Stream); err == nil {
-			body = s
-		}
-	case req.Body != nil:
-		body = vm.ToValue(vm.NewArrayBuffer(append([]byte(nil), req.Body...)))
-	}
-	m := req.Method
-	if m == "" {
-		m = http.MethodGet
-	}
-	return iso.methodValue(m), vm.ToValue(href), iso.headersValue(req.Header), body
-}
-
 // headersValue is hdr as immutable Headers (names lowercase).
 func (iso *isolate) headersValue(hdr http.Header) goja.Value {
 	vm := iso.vm
@@ -346,12 +325,6 @@ func (iso *isolate) loadHeaders() *headersClass {
 		iso.preludeGlobal("Headers")
 	}
 	return iso.headersClass()
-}
-
-// newJSRequest builds the incoming Request object of req.
-func (iso *isolate) newJSRequest(req *Request, href string) (goja.Value, error) {
-	method, url, headers, body := iso.requestArgs(req, href)
-	return iso.makeRequest(goja.Undefined(), method, url, headers, body)
 }
 
 // headerName returns the lowercase JavaScript string of a header name,
@@ -413,49 +386,6 @@ func exportGoBody(v goja.Value) (*goBody, bool) {
 	}
 	gb, ok := v.Export().(*goBody)
 	return gb, ok
-}
-
-// toResponse converts the prelude's serialized response
-// [status, statusText, body: Uint8Array | string | reader | null,
-// headers], where a reader (of a ReadableStream body) becomes
-// Response.Stream.
-func (iso *isolate) toResponse(v goja.Value) (*Response, error) {
-	obj, ok := v.(*goja.Object)
-	if !ok {
-		return nil, errors.New("serialized response is not an object")
-	}
-	h, ok := headersOf(obj.Get("3"))
-	if !ok {
-		return nil, errors.New("serialized response has no headers")
-	}
-	resp := &Response{
-		Status:     int(obj.Get("0").ToInteger()),
-		StatusText: obj.Get("1").String(),
-		Header:     iso.httpHeader(h),
-	}
-	if ws := obj.Get("webSocket"); ws != nil && !goja.IsUndefined(ws) {
-		if s, ok := ws.Export().(*Socket); ok {
-			resp.WebSocket = s
-		}
-	}
-	if b := obj.Get("2"); b != nil && goja.IsString(b) {
-		resp.Body = []byte(b.String()) // as TextEncoder would encode it
-	} else if gb, ok := exportGoBody(b); ok {
-		// A Go body handed back untouched (internal.takeGoStream).
-		resp.Stream = gb.rc
-	} else if r, ok := b.(*goja.Object); ok && r.ExportType() != typeBytes {
-		// A stream body: its reader (serializeResponse).
-		resp.Stream = iso.newBodyStream(r)
-	} else if b != nil && !goja.IsNull(b) && !goja.IsUndefined(b) {
-		var data []byte
-		if err := iso.vm.ExportTo(b, &data); err != nil {
-			return nil, fmt.Errorf("export response body: %w", err)
-		}
-		resp.Body = append([]byte(nil), data...)
-	} else {
-		resp.Body = []byte{}
-	}
-	return resp, nil
 }
 
 // httpHeader is h as Go's http.Header: canonical names (remembered per

@@ -463,7 +463,7 @@ func named(vm *goja.Runtime, fn *goja.Object, name string, length int) {
 
 // fromFlat builds Headers from trusted [name, value, ...] pairs (names
 // lowercase, values valid): a fetch() response's, an object's request's.
-// Headers Go made already (requestArgs) are returned as they are.
+// Headers Go made already (headersValue) are returned as they are.
 func (c *headersClass) fromFlat(flat goja.Value, immutable bool) *goja.Object {
 	h := &jsHeaders{immutable: immutable}
 	obj, ok := flat.(*goja.Object)
@@ -471,7 +471,7 @@ func (c *headersClass) fromFlat(flat goja.Value, immutable bool) *goja.Object {
 		return c.newObject(h, nil)
 	}
 	if obj.ExportType() == typeJSHeaders {
-		return obj // an incoming request's, made by Go (requestArgs)
+		return obj // made by Go (headersValue)
 	}
 	n := int(obj.Get("length").ToInteger())
 	h.entries = make([]headerEntry, 0, n/2)

@@ -50,7 +50,6 @@ type jsState struct {
 	origin        time.Time     // performance.timeOrigin
 	codec         *jsCodec      // the wire format for this VM
 	dispatch      goja.Callable // the fetch glue (fetch.go), looked up on first use
-	makeRequest   goja.Callable
 	respond       goja.Callable
 	settle        goja.Callable
 	box           *goja.Object          // dispatch's answer slot for a synchronous Response
@@ -59,11 +58,14 @@ type jsState struct {
 	grabbed       *asyncCtx             // the context scopeTracker.Grab handed out last
 	names         map[string]goja.Value // lowercase header names (fetch.go)
 	hdrs          *headersClass         // the native Headers (headers.go), once loaded
+	fetchc        *fetchClass           // the native Request and Response (body.go), once loaded
+	out           *Response             // the handler's response, serialized (native.responseOut)
 	canon         map[string]string     // lowercase -> canonical header names (fetch.go)
 	scrub         goja.Callable         // internal.scrubCalls (stream_in.go)
 	scrubbed      bool                  // no task ran since scrubCalls
 	methods       map[string]goja.Value
 	urls          map[string]goja.Value            // native.urlParse's recent results
+	urlSets       map[urlSetKey]goja.Value         // native.urlSet's recent results
 	ids           map[string]map[string]goja.Value // class -> name -> id (doIdFromName)
 	promiseProto  *goja.Object                     // %Promise.prototype% and its then, before the script ran
 	promiseThen   goja.Value

@@ -113,10 +113,18 @@ func (iso *isolate) run() {
 			wakeC = wake.C
 		}
 		sleepC := iso.hibernateTimer(sleep)
+		var alarmC <-chan time.Time
+		if iso.obj != nil {
+			alarmC = iso.obj.alarmWaitC()
+		}
 		select {
 		case f := <-iso.tasks:
 			iso.enterTask()
 			f()
+			iso.leaveTask()
+		case <-alarmC:
+			iso.enterTask()
+			iso.obj.alarmTimeUp()
 			iso.leaveTask()
 		case <-wakeC:
 		case <-sleepC:

@@ -68,13 +68,20 @@ func registerURLNatives(set func(string, nativeFunc)) {
 	})
 	// urlSet(href, component, value) -> parts (unchanged when the value is
 	// rejected, as URL setters never throw) or null for an invalid href.
+	// The results for the last few (href, component, value) are
+	// remembered, as urlParse's are: a script sets the same part of the
+	// same URL per request (a router rewriting the path).
 	set("urlSet", func(iso *isolate, call goja.FunctionCall) goja.Value {
-		u := parse(call.Argument(0).String(), nil)
+		key := urlSetKey{call.Argument(0).String(), call.Argument(1).String(), call.Argument(2).String()}
+		if parts, ok := iso.urlSets[key]; ok {
+			return parts
+		}
+		u := parse(key.href, nil)
 		if u == nil {
 			return goja.Null()
 		}
-		v := call.Argument(2).String()
-		switch call.Argument(1).String() {
+		v := key.value
+		switch key.component {
 		case "protocol":
 			u.SetProtocol(v)
 		case "username":
@@ -94,9 +101,22 @@ func registerURLNatives(set func(string, nativeFunc)) {
 		case "hash":
 			u.SetHash(v)
 		}
-		return iso.urlParts(u)
+		parts := iso.urlParts(u)
+		if len(key.href)+len(v) <= urlSetKeyMax {
+			if iso.urlSets == nil || len(iso.urlSets) >= urlCacheSize {
+				iso.urlSets = make(map[urlSetKey]goja.Value, urlCacheSize)
+			}
+			iso.urlSets[key] = parts
+		}
+		return parts
 	})
 }
+
+// urlSetKey is a call of native.urlSet.
+type urlSetKey struct{ href, component, value string }
+
+// urlSetKeyMax bounds the href and value a remembered urlSet holds.
+const urlSetKeyMax = 4096
 
 // hrefs remembers the serialization of (short) request URLs recently
 // seen: the same few come back on every request, and parsing is not free.

@@ -50,6 +50,7 @@ type Object struct {
 	hibernateAfter time.Duration // idle this long, the isolate is dropped (<= 0: never)
 	asleep         atomic.Bool   // hibernating: no isolate until the next event
 	hibernations   atomic.Int64
+	parkRetry      time.Duration // hibernating with its database open: try parking again after this (0: not)
 
 	objectSockets           // WebSockets (objects_websocket.go)
 	order         orderGate // E-order of each stub's events (objects_order.go)
@@ -147,6 +148,7 @@ func (o *Object) run() {
 	defer o.rt.removeObject(o)
 	defer o.cancel()
 	defer o.rollbackAll()
+	defer o.dropWaiter()
 	defer func() {
 		if p := recover(); p != nil {
 			o.iso.log.Error("durable object crashed", "panic", fmt.Sprint(p), "stack", string(debug.Stack()))
@@ -185,6 +187,12 @@ func (o *Object) Close(ctx context.Context) error {
 		sctx, cancel := context.WithDeadline(ctx, deadline)
 		o.closeSockets(sctx, 1012, "celld: the Durable Object is moving; reconnect")
 		cancel()
+		// A prepared alarm waiting for its time is not in flight: it is
+		// left to whoever runs the object next (objects_alarm_prepare.go).
+		select {
+		case o.iso.tasks <- o.abandonWaiter:
+		default:
+		}
 		if !o.waitIdle(ctx, deadline) {
 			o.closeErr = fmt.Errorf("close object %s:%s: events still in flight were cut off", o.class, o.id)
 		}

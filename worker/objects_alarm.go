@@ -51,8 +51,13 @@ type ObjectOptions struct {
 type AlarmResult struct {
 	Ran     bool       // alarm() ran (false: no alarm was due)
 	Started time.Time  // when alarm() was called (Ran)
+	Due     int64      // unix ms the run was scheduled at (Ran)
 	Err     *Exception // what alarm() threw (Ran is true)
 	State   cell.Alarm // the alarm state afterwards
+	// Superseded: a prepared run (PrepareAlarm) did not happen because
+	// the alarm changed or another call took it over meanwhile; the
+	// host has been told the new state (OnAlarm).
+	Superseded bool
 }
 
 // ErrAlarmRunning: an alarm() is already running in the object.
@@ -67,6 +72,7 @@ type alarmState struct {
 	// outcome of a run that settled while another event's transaction
 	// was open: recorded once it ends.
 	deferred *deferredOutcome
+	waiter   *alarmWaiter // a prepared run waiting for its time
 }
 
 type deferredOutcome struct {
@@ -104,6 +110,7 @@ func (o *Object) tellAlarm(a cell.Alarm) {
 		return
 	}
 	o.alarm.told, o.alarm.reported = true, a.Seq
+	o.supersedeWaiter(a)
 	if o.opts.OnAlarm != nil {
 		o.opts.OnAlarm(a)
 	}
@@ -160,16 +167,23 @@ func (o *Object) startAlarm(ch chan<- alarmOutcome) {
 		return
 	}
 	o.tellAlarm(a)
+	// A prepared run waiting for this installation is this call's now.
+	o.supersedeWaiter(a)
 	if !a.Set || a.Deadline > o.now().UnixMilli() {
 		ch <- alarmOutcome{res: AlarmResult{State: a}}
 		return
 	}
+	o.runAlarm(a, ch)
+}
+
+// runAlarm runs alarm(alarmInfo) for installation a, which is due.
+func (o *Object) runAlarm(a cell.Alarm, ch chan<- alarmOutcome) {
 	if o.alarm.running {
 		ch <- alarmOutcome{res: AlarmResult{State: a}, err: ErrAlarmRunning}
 		return
 	}
 	if ex := o.wake(); ex != nil {
-		ch <- alarmOutcome{res: AlarmResult{Ran: true, Err: ex, State: a}}
+		ch <- alarmOutcome{res: AlarmResult{Ran: true, Due: a.Deadline, Err: ex, State: a}}
 		return
 	}
 	o.alarm.running, o.alarm.runSeq = true, a.Seq
@@ -186,7 +200,7 @@ func (o *Object) startAlarm(ch chan<- alarmOutcome) {
 		if started.IsZero() {
 			started = time.Now()
 		}
-		ch <- alarmOutcome{res: AlarmResult{Ran: true, Started: started, Err: ex, State: st}}
+		ch <- alarmOutcome{res: AlarmResult{Ran: true, Started: started, Due: a.Deadline, Err: ex, State: st}}
 	}
 	ev.fail = func(ex *Exception) {
 		if finish() {

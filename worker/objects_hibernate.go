@@ -30,6 +30,15 @@ import (
 // DefaultHibernateAfter is Config.HibernateAfter's default.
 const DefaultHibernateAfter = 10 * time.Second
 
+// A hibernating object whose database refused to park (its replicator
+// still uploading, a snapshot in flight) tries again after
+// firstParkRetry, then at doubling intervals up to lastParkRetry, and
+// then leaves it to the pool (which asks when it is over its bound).
+const (
+	firstParkRetry = time.Second
+	lastParkRetry  = 32 * time.Second
+)
+
 // hibernating counts the objects of the process that are hibernating.
 var hibernating atomic.Int64
 
@@ -72,6 +81,7 @@ func (o *Object) wake() *Exception {
 	if !o.asleep.Load() {
 		return nil
 	}
+	o.parkRetry = 0
 	if err := o.boot(); err != nil {
 		o.iso.log.Error("Durable Object could not wake from hibernation", "error", err)
 		return &Exception{Name: "Error", Message: "celld: Durable Object could not be restarted: " + err.Error()}
@@ -102,18 +112,46 @@ func (o *Object) idle() bool {
 	return o.quiet() && o.busy.Load() == 0 && len(o.iso.tasks) == 0 && !o.closing.Load()
 }
 
-// hibernate drops the isolate if the object is still idle, and gives back
-// what SQLite caches for speed. Call it on the loop, between tasks.
+// hibernate drops the isolate if the object is still idle, and parks its
+// database (or, when it cannot, gives back what SQLite caches for speed).
+// Call it on the loop, between tasks.
 func (o *Object) hibernate() {
+	if o.asleep.Load() {
+		o.retryPark()
+		return
+	}
 	if !o.idle() {
 		return
 	}
 	o.ctor, o.instance, o.store = nil, nil, nil
 	o.iso.dropJS()
-	o.db.ReleaseMemory()
+	// A SQL cursor left half read dies with the isolate that held it.
+	o.db.CloseCursors()
+	// Its database connection goes too (a pool's park: the files closed,
+	// SQLite's memory freed); the next event opens it again. Without a
+	// pool, or while the replicator still has work, SQLite's caches are
+	// released instead.
+	if !o.db.Park() {
+		o.db.ReleaseMemory()
+		o.parkRetry = firstParkRetry
+	}
 	o.setAsleep(true)
 	o.hibernations.Add(1)
 	o.iso.log.Debug("Durable Object hibernated")
+}
+
+// retryPark tries again to park the database of a hibernating object.
+// Call it on the loop, between tasks.
+func (o *Object) retryPark() {
+	switch {
+	case o.parkRetry == 0:
+	case o.db.Parked() || o.db.Park():
+		o.parkRetry = 0
+	case o.parkRetry >= lastParkRetry:
+		o.parkRetry = 0
+	default:
+		o.parkRetry *= 2
+	}
 }
 
 func (o *Object) setAsleep(v bool) {
@@ -130,12 +168,21 @@ func (o *Object) setAsleep(v bool) {
 // is quiet, and returns its channel (nil otherwise). The loop calls it
 // each time it is about to wait, so the threshold counts from the end of
 // the last task; when it passes and an event is still on its way
-// (hibernate refused), the loop goes round and counts again.
+// (hibernate refused), the loop goes round and counts again. A
+// hibernating object whose database is still open gets t armed for its
+// next try at parking.
 func (iso *isolate) hibernateTimer(t *time.Timer) <-chan time.Time {
 	o := iso.obj
-	if o == nil || o.hibernateAfter <= 0 || !o.quiet() || o.closing.Load() {
+	if o == nil || o.hibernateAfter <= 0 || o.closing.Load() {
 		return nil
 	}
-	t.Reset(o.hibernateAfter)
+	switch {
+	case o.asleep.Load() && o.parkRetry > 0:
+		t.Reset(o.parkRetry)
+	case o.quiet():
+		t.Reset(o.hibernateAfter)
+	default:
+		return nil
+	}
 	return t.C
 }

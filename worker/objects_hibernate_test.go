@@ -2,10 +2,12 @@ package worker_test
 
 import (
 	"context"
+	"path/filepath"
 	"reflect"
 	"testing"
 	"time"
 
+	"github.com/celldgo/celld/cell"
 	"github.com/celldgo/celld/worker"
 )
 
@@ -169,5 +171,130 @@ func TestObject_CloseWhileHibernating(t *testing.T) {
 	}
 	if o.Hibernations() != 1 {
 		t.Errorf("Hibernations = %d, want 1 (Close must not wake the object)", o.Hibernations())
+	}
+}
+
+// With a pool, hibernating also parks the object's database (its files
+// closed, SQLite's memory given back). The next event opens it again and
+// finds everything stored, the alarm included; an alarm run on a parked,
+// hibernated object (the host's Alarm, no preparation) does the same.
+func TestObject_HibernateParksTheDatabase(t *testing.T) {
+	pool := cell.NewPool(4)
+	p := newPrepObject(t, worker.Config{HibernateAfter: 30 * time.Millisecond}, pool)
+	due := p.now() + 1000
+	p.call("arm", float64(due))
+	waitFor(t, "hibernation", p.obj.Hibernating)
+	waitFor(t, "the park", func() bool { return pool.Stats().Parked == 1 })
+	if st := pool.Stats(); st.Open != 0 || st.Parks != 1 || st.Reopens != 0 {
+		t.Fatalf("hibernated: pool %+v; want the only database parked once", st)
+	}
+
+	if runs, alarm := p.state(); runs != 0 || alarm != float64(due) {
+		t.Fatalf("after the park: %d runs, getAlarm %v; want 0 and %d", runs, alarm, due)
+	}
+	if st := pool.Stats(); st.Open != 1 || st.Parked != 0 || st.Reopens != 1 {
+		t.Fatalf("after an event: pool %+v; want the database open again", st)
+	}
+
+	waitFor(t, "the second hibernation", func() bool { return p.obj.Hibernations() == 2 })
+	waitFor(t, "the second park", func() bool { return pool.Stats().Parks == 2 })
+	p.set(due)
+	res, err := p.obj.Alarm(context.Background())
+	if err != nil || !res.Ran || res.Err != nil || res.Due != due || res.State.Set {
+		t.Fatalf("alarm on a parked, hibernated object: %+v, %v", res, err)
+	}
+	if st := pool.Stats(); st.Reopens != 2 {
+		t.Fatalf("after the alarm: pool %+v; want a second reopen", st)
+	}
+	if runs, alarm := p.state(); runs != 1 || alarm != nil {
+		t.Fatalf("after the alarm: %d runs, getAlarm %v; want 1 and none", runs, alarm)
+	}
+	if a, err := p.db.Alarm(); err != nil || a.Set {
+		t.Fatalf("stored alarm after its run: %+v, %v", a, err)
+	}
+}
+
+const cursorScript = `
+const { DurableObject } = require("cloudflare:workers");
+class Reader extends DurableObject {
+  open() {
+    const sql = this.ctx.storage.sql;
+    sql.exec("CREATE TABLE IF NOT EXISTS t (v)");
+    if (sql.exec("SELECT count(*) AS c FROM t").one().c === 0) sql.exec("INSERT INTO t VALUES (1), (2), (3)");
+    this.cur = sql.exec("SELECT v FROM t ORDER BY v");
+    return this.cur.next().value.v;
+  }
+  count() { return this.ctx.storage.sql.exec("SELECT count(*) AS c FROM t").one().c; }
+}
+module.exports = { Reader, default: { fetch() { return new Response("x"); } } };
+`
+
+// A cursor left half read (its statement still open) dies with the
+// isolate that could read on: hibernating closes it, so the database
+// parks and nothing of the statement stays behind.
+func TestObject_HibernateClosesLeftoverCursors(t *testing.T) {
+	pool := cell.NewPool(4)
+	rt := newRuntime(t, cursorScript, worker.Config{HibernateAfter: 30 * time.Millisecond})
+	db, err := cell.Open(filepath.Join(t.TempDir(), "r.sqlite"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	db.JoinPool(pool)
+	obj, err := rt.NewObjectWith("Reader", worker.ObjectIDFromName("Reader", "r"), db, worker.ObjectOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		obj.Close(context.Background())
+		db.Close()
+	})
+	call := func(method string) any {
+		t.Helper()
+		in, _ := worker.Serialize([]any{})
+		out, err := obj.Call(context.Background(), method, in)
+		if err != nil {
+			t.Fatalf("%s: %v", method, err)
+		}
+		v, err := worker.Deserialize(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+	if got := call("open"); got != float64(1) {
+		t.Fatalf("open = %v, want the first row's 1", got)
+	}
+	waitFor(t, "hibernation", obj.Hibernating)
+	waitFor(t, "the park", func() bool { return pool.Stats().Parked == 1 })
+	if got := call("count"); got != float64(3) {
+		t.Fatalf("count after the park = %v, want 3", got)
+	}
+	if got := call("open"); got != float64(1) {
+		t.Fatalf("open again = %v, want 1", got)
+	}
+}
+
+// A database that refuses to park when its object hibernates (here
+// pinned; in a node, a replicator still uploading) is parked by a later
+// try, without an event waking the object.
+func TestObject_HibernateParksOnceTheDatabaseAllows(t *testing.T) {
+	pool := cell.NewPool(4)
+	p := newPrepObject(t, worker.Config{HibernateAfter: 30 * time.Millisecond}, pool)
+	p.db.Pin(true)
+	p.call("state")
+	waitFor(t, "hibernation", p.obj.Hibernating)
+	if st := pool.Stats(); st.Parked != 0 || st.Parks != 0 {
+		t.Fatalf("hibernated while pinned: pool %+v; want the database kept open", st)
+	}
+	p.db.Pin(false)
+	waitFor(t, "the later park", func() bool { return pool.Stats().Parked == 1 })
+	if !p.obj.Hibernating() || p.obj.Hibernations() != 1 {
+		t.Fatalf("hibernating %v after %d hibernations; want the park to leave the object asleep", p.obj.Hibernating(), p.obj.Hibernations())
+	}
+	if runs, alarm := p.state(); runs != 0 || alarm != nil {
+		t.Fatalf("after the park: %d runs, getAlarm %v", runs, alarm)
+	}
+	if st := pool.Stats(); st.Reopens != 1 {
+		t.Fatalf("after an event: pool %+v; want one reopen", st)
 	}
 }

@@ -308,6 +308,8 @@ var nativeFuncs = func() map[string]nativeFunc {
 	registerCallbackNatives(set)
 	registerFetchNatives(set)
 	registerHeadersNatives(set)
+	registerResponseNatives(set)
+	registerRequestNatives(set)
 	registerStreamNatives(set)
 	registerBufferNatives(set)
 	registerNodeNatives(set)

@@ -41,6 +41,10 @@ func registerStreamNatives(set func(string, nativeFunc)) {
 		if !ok1 || !ok2 {
 			panic(iso.vm.NewTypeError("defineHidden: bad arguments"))
 		}
+		if c := iso.fetchc; c != nil && sym == c.marks.state {
+			// A stream's state is made: Go no longer knows it untouched.
+			c.forgetLazy(obj)
+		}
 		if err := obj.DefineDataPropertySymbol(sym, call.Argument(2), goja.FLAG_TRUE, goja.FLAG_TRUE, goja.FLAG_FALSE); err != nil {
 			panic(err)
 		}

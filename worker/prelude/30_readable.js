@@ -602,6 +602,10 @@ const drainedState = Object.freeze({
   hwm: 0, size: sizeOne, started: true, pulling: false, pullAgain: false, closeRequested: true, source: noSource,
   controller: null, bytes: true, autoAllocate: 0,
 });
+// Go makes and drains lazy bytes streams of native bodies as these do
+// (body_lazy.go).
+internal.kStreamState = kRS;
+internal.drainedState = drainedState;
 // lockTaken leaves stream, unlocked and unread, as a body Go took whole
 // leaves it: locked for good and disturbed.
 internal.lockTaken = (stream) => {

@@ -1,8 +1,6 @@
-// Request, Response and the body mixin; the glue Go calls to run a fetch
-// handler (internal.makeRequest, internal.dispatch); fetch() to the
-// network.
-
-const usedError = () => new TypeError("Body has already been used. It can only be used once. Use tee() first if you need to read it twice.");
+// Request, Response and their bodies (native: request.go, response.go,
+// body.go); the glue Go calls to run a fetch handler (internal.dispatch);
+// fetch() to the network.
 
 // extractBody turns a BodyInit into a body source (Uint8Array |
 // ReadableStream | string), or null for no body, and leaves the content
@@ -10,6 +8,7 @@ const usedError = () => new TypeError("Body has already been used. It can only b
 // string is encoded (UTF-8) when the body is first read as bytes: a
 // response whose body is text usually goes to Go as the string.
 let extractedType = null;
+const disturbedError = () => new TypeError("This ReadableStream is disturbed (has already been read from), and cannot be used as a body.");
 function extractBody(init) {
   extractedType = null;
   if (init === undefined || init === null) return null;
@@ -19,9 +18,9 @@ function extractBody(init) {
   }
   if (internal.isBufferSource(init)) return internal.copyBytes(init);
   if (init instanceof ReadableStream) {
-    if (init.locked || internal.isDisturbed(init)) {
-      throw new TypeError("This ReadableStream is disturbed (has already been read from), and cannot be used as a body.");
-    }
+    // A locked stream that nobody read still makes a body (as in workerd;
+    // reading that body then fails: locked).
+    if (internal.isDisturbed(init)) throw disturbedError();
     return init;
   }
   if (init instanceof Blob) {
@@ -41,17 +40,6 @@ function extractBody(init) {
   return String(init);
 }
 
-// Body state: { source: null | Uint8Array | ReadableStream | string, stream, used }.
-const newBody = (source) => ({ source, stream: null, used: false });
-// isStream tells a stream source from bytes or a string (no instanceof:
-// goja allocates for each).
-const isStream = (src) => typeof src === "object" && src !== null && !ArrayBuffer.isView(src);
-// sourceBytes is a body's source as bytes (not a stream).
-function sourceBytes(b) {
-  if (typeof b.source === "string") b.source = internal.utf8Encode(b.source);
-  return b.source;
-}
-
 // usedStream stands for a body read whole without a stream: disturbed,
 // closed and locked, as workerd's is after text() or arrayBuffer().
 const usedStream = () => {
@@ -60,403 +48,32 @@ const usedStream = () => {
   return s;
 };
 
-function bodyStream(b) {
-  if (b.source === null) return null;
-  if (b.stream === null && b.used) b.stream = usedStream();
-  if (b.stream === null) b.stream = isStream(b.source) ? b.source : internal.bytesStream(b.source);
-  return b.stream;
-}
-const bodyUsed = (b) => b.used || (b.stream !== null && internal.isDisturbed(b.stream));
 
-// bodyOf is the body state of a Request or a Response.
-const bodyOf = (obj) => {
-  const b = resBody(obj);
-  return b !== undefined ? b : reqBody(obj);
-};
+// ---- Request and Response --------------------------------------------------
 
-// consume reads the whole body once, as bytes.
-async function consume(obj) {
-  const b = bodyOf(obj);
-  if (bodyUsed(b)) throw usedError();
-  // A null body reads as empty any number of times, and stays unused.
-  if (b.source === null) return new Uint8Array(0);
-  if (b.stream === null && !(isStream(b.source))) {
-    b.used = true;
-    return sourceBytes(b);
-  }
-  const stream = bodyStream(b);
-  if (stream.locked) throw new TypeError("This ReadableStream is currently locked to a reader.");
-  b.used = true;
-  const bytes = internal.drainBytesStream(stream);
-  if (bytes !== null) return bytes;
-  const handle = internal.takeGoStream(stream);
-  return handle !== null ? internal.readGoBody(handle) : internal.readAllBytes(stream);
-}
-
-const bodyMethods = {
-  get body() { return bodyStream(bodyOf(this)); },
-  get bodyUsed() { return bodyUsed(bodyOf(this)); },
-  async arrayBuffer() {
-    const bytes = await consume(this);
-    return bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength ? bytes.buffer : internal.copyBytes(bytes).buffer;
-  },
-  async bytes() { return internal.copyBytes(await consume(this)); },
-  async text() { return internal.utf8Decode(await consume(this)); },
-  async json() { return JSON.parse(internal.utf8Decode(await consume(this))); },
-  async blob() {
-    const bytes = await consume(this);
-    return internal.makeBlob(internal.copyBytes(bytes), this.headers.get("content-type") || "");
-  },
-  async formData() {
-    const ct = this.headers.get("content-type");
-    const bytes = await consume(this);
-    return internal.parseForm(ct, bytes);
-  },
-};
-function mixBody(proto) {
-  for (const name of Object.getOwnPropertyNames(bodyMethods)) {
-    Object.defineProperty(proto, name, Object.getOwnPropertyDescriptor(bodyMethods, name));
+// Request and Response are native (request.go, response.go, body.go):
+// these classes are their shells (the native returns the instance, an
+// ordinary object for a subclass), their accessors and methods are put on
+// their prototypes by fetchInstall, the body members on Body.prototype
+// (inherited by both, as in workerd). What is easier said here: the
+// statics' argument checks and the stream side of bodies (bodyHelpers).
+// Derived classes that never call super: a call without `new` throws
+// before any code runs, and `new` makes no object of its own.
+function Body() { throw new TypeError("Illegal constructor"); }
+class Request extends Body {
+  constructor(input, init = undefined) {
+    return native.requestConstruct(input, init, new.target);
   }
 }
-
-// cloneBody tees a stream body so both objects can read it.
-function cloneBody(obj) {
-  const b = bodyOf(obj);
-  // workerd's text, trailing comma included.
-  if (bodyUsed(b) || (b.stream !== null && b.stream.locked)) throw new TypeError("This ReadableStream is currently locked to a reader,");
-  if (b.source === null) return newBody(null);
-  if (b.stream === null && !(isStream(b.source))) return { source: b.source, stream: null, used: false };
-  const [s1, s2] = bodyStream(b).tee();
-  b.source = s1;
-  b.stream = s1;
-  return { source: s2, stream: s2, used: false };
-}
-
-// ---- Request ---------------------------------------------------------------
-
-// The methods workerd's HTTP layer knows (CONNECT and unknown ones are
-// refused), matched without regard to case.
-const knownMethods = new Set(["GET", "HEAD", "POST", "PUT", "DELETE", "PATCH", "PURGE", "OPTIONS", "TRACE", "COPY", "LOCK", "MKCOL", "MOVE", "PROPFIND", "PROPPATCH", "SEARCH", "UNLOCK", "ACL", "REPORT", "MKACTIVITY", "CHECKOUT", "MERGE", "M-SEARCH", "NOTIFY", "SUBSCRIBE", "UNSUBSCRIBE", "QUERY"]);
-const normalizeMethod = (m) => {
-  m = String(m);
-  const up = m.toUpperCase();
-  if (!knownMethods.has(up)) throw new TypeError(`Invalid HTTP method string: ${m}`);
-  return up;
-};
-
-// The state of a Request is private, like a Response's. An incoming
-// request (makeRequest) makes its headers, signal and cf on first use:
-// most handlers never look at them.
-const kLazy = {};
-let isRequest, reqBody, makeRequest, abortRequest;
-// makeRequest's arguments, for the constructor (no array per request).
-let making = false;
-let inMethod, inUrl, inFlat, inBody;
-
-class Request {
-  #url;
-  #method;
-  #headers;
-  #flat; // an incoming request's [name, value, ...] until #headers is made
-  #redirect;
-  #signal;
-  #cf;
-  #body;
-  // (...args) rather than `arguments` (see URL); Request.length is set to 1
-  // below, as (input, init = undefined) would have it.
-  constructor(...args) {
-    const input = args[0];
-    if (input === kLazy && making) {
-      making = false;
-      this.#url = inUrl;
-      this.#method = inMethod;
-      this.#headers = null;
-      this.#flat = inFlat;
-      this.#redirect = "manual";
-      this.#signal = null;
-      this.#cf = kLazy;
-      // null: made on first use; a ReadableStream: a body read as it arrives
-      this.#body = inBody === null ? null : newBody(inBody instanceof ReadableStream ? inBody : new Uint8Array(inBody));
-      inFlat = inBody = null;
-      return;
-    }
-    if (args.length === 0) throw new TypeError("Failed to construct 'Request': 1 argument required, but only 0 present.");
-    const init = args[1] || {};
-    let url;
-    let method = "GET";
-    let headers;
-    let body = null;
-    let signal = null;
-    let redirect = "follow";
-    let cf;
-    if (isRequest(input)) {
-      url = input.#url;
-      method = input.#method;
-      headers = new Headers(input.headers);
-      redirect = input.#redirect;
-      signal = input.signal;
-      cf = input.cf;
-      const ib = reqBody(input);
-      if (init.body === undefined && ib.source !== null) {
-        if (bodyUsed(ib)) throw new TypeError("Cannot reconstruct a Request with a used body.");
-        if (ib.stream !== null && ib.stream.locked) throw new TypeError("The ReadableStream has been locked to a reader.");
-        body = { source: ib.stream || ib.source, stream: null, used: false };
-        ib.used = true;
-      }
-    } else {
-      const s = String(input);
-      const parsed = native.urlParse(s);
-      if (parsed === null) throw new TypeError(`Invalid URL: ${s}`);
-      url = parsed.href;
-    }
-    if (init.method !== undefined) method = normalizeMethod(init.method);
-    if (init.headers !== undefined) headers = new Headers(init.headers);
-    if (!headers) headers = new Headers();
-    if (init.redirect !== undefined) {
-      redirect = String(init.redirect);
-      if (redirect !== "follow" && redirect !== "manual" && redirect !== "error") {
-        throw new TypeError(`Failed to construct 'Request': '${redirect}' is not a valid value for redirect.`);
-      }
-    }
-    if (init.signal !== undefined) signal = init.signal;
-    if (init.cf !== undefined) cf = init.cf;
-    if ((init.body !== undefined && init.body !== null) || (init.body === undefined && body !== null)) {
-      if (method === "GET" || method === "HEAD") throw new TypeError("Request with a GET or HEAD method cannot have a body.");
-    }
-    if (init.body !== undefined && init.body !== null) {
-      body = newBody(extractBody(init.body));
-      if (extractedType !== null) internal.setDefault(headers, "content-type", extractedType);
-    } else if (init.body === null) {
-      body = null;
-    }
-    const sig = internal.newSignal();
-    if (signal) {
-      if (signal.aborted) internal.signalAbort(sig, signal.reason);
-      else signal.addEventListener("abort", () => internal.signalAbort(sig, signal.reason));
-    }
-    this.#url = url;
-    this.#method = method;
-    this.#headers = headers;
-    this.#flat = null;
-    this.#redirect = redirect;
-    this.#signal = sig;
-    this.#cf = cf;
-    this.#body = body || newBody(null);
-  }
-  static {
-    isRequest = (v) => v !== null && typeof v === "object" && #url in v;
-    reqBody = (v) => v.#body || (v.#body = newBody(null));
-    // makeRequest builds the incoming request: immutable headers, a body
-    // stream over the bytes (or null).
-    makeRequest = (method, url, flatHeaders, body) => {
-      making = true;
-      inMethod = method;
-      inUrl = url;
-      inFlat = flatHeaders;
-      inBody = body;
-      return new Request(kLazy);
-    };
-    abortRequest = (request) => {
-      if (request.#signal === null) request.#signal = internal.newSignal();
-      internal.signalAbort(request.#signal, new DOMException("The client disconnected before the response was complete.", "AbortError"));
-    };
-  }
-  get method() { return this.#method; }
-  get url() { return this.#url; }
-  get headers() {
-    if (this.#headers === null) {
-      this.#headers = internal.headersFrom(this.#flat, "immutable");
-      this.#flat = null;
-    }
-    return this.#headers;
-  }
-  get redirect() { return this.#redirect; }
-  get signal() {
-    if (this.#signal === null) this.#signal = internal.newSignal();
-    return this.#signal;
-  }
-  get cf() {
-    if (this.#cf === kLazy) this.#cf = {};
-    return this.#cf;
-  }
-  get fetcher() { return null; }
-  get integrity() { return ""; }
-  get keepalive() { return false; }
-  get cache() { return undefined; }
-  clone() {
-    const headers = this.headers;
-    const cf = this.cf; // the clone shares it
-    const body = cloneBody(this);
-    const r = makeRequest(this.#method, this.#url, null, null);
-    r.#headers = new Headers(headers);
-    internal.setGuard(r.#headers, internal.getGuard(headers));
-    r.#redirect = this.#redirect;
-    r.#signal = this.#signal;
-    r.#cf = cf;
-    r.#body = body;
-    return r;
+class Response extends Body {
+  constructor(body = undefined, init = undefined) {
+    return native.responseConstruct(body, init, new.target);
   }
 }
-Object.defineProperty(Request, "length", { value: 1 });
-mixBody(Request.prototype);
-Object.defineProperty(Request.prototype, Symbol.toStringTag, { value: "Request", configurable: true });
-internal.makeRequest = makeRequest;
-internal.abortRequest = abortRequest;
-
-// ---- Response --------------------------------------------------------------
-
-const reasons = {
-  100: "Continue", 101: "Switching Protocols", 102: "Processing", 103: "Early Hints",
-  200: "OK", 201: "Created", 202: "Accepted", 203: "Non-Authoritative Information", 204: "No Content",
-  205: "Reset Content", 206: "Partial Content", 207: "Multi-Status", 208: "Already Reported", 226: "IM Used",
-  300: "Multiple Choices", 301: "Moved Permanently", 302: "Found", 303: "See Other", 304: "Not Modified",
-  305: "Use Proxy", 307: "Temporary Redirect", 308: "Permanent Redirect",
-  400: "Bad Request", 401: "Unauthorized", 402: "Payment Required", 403: "Forbidden", 404: "Not Found",
-  405: "Method Not Allowed", 406: "Not Acceptable", 407: "Proxy Authentication Required", 408: "Request Timeout",
-  409: "Conflict", 410: "Gone", 411: "Length Required", 412: "Precondition Failed", 413: "Payload Too Large",
-  414: "URI Too Long", 415: "Unsupported Media Type", 416: "Range Not Satisfiable", 417: "Expectation Failed",
-  418: "I'm a teapot", 421: "Misdirected Request", 422: "Unprocessable Entity", 423: "Locked", 424: "Failed Dependency",
-  425: "Too Early", 426: "Upgrade Required", 428: "Precondition Required", 429: "Too Many Requests",
-  431: "Request Header Fields Too Large", 451: "Unavailable For Legal Reasons",
-  500: "Internal Server Error", 501: "Not Implemented", 502: "Bad Gateway", 503: "Service Unavailable",
-  504: "Gateway Timeout", 505: "HTTP Version Not Supported", 506: "Variant Also Negotiates",
-  507: "Insufficient Storage", 508: "Loop Detected", 510: "Not Extended", 511: "Network Authentication Required",
-};
-const nullBodyStatus = (s) => s === 101 || s === 204 || s === 205 || s === 304;
-
-const noInit = Object.freeze({});
-const kTrusted = Symbol("response.trusted");
-// The state of a Response is private (goja stores private fields far more
-// cheaply than an object of properties). isResponse tells a Response by it
-// (no instanceof: goja allocates for each); resBody, serializeResponse and
-// makeResponse reach it from outside the class.
-let isResponse, resBody, serializeResponse, makeResponse;
-
-class Response {
-  #status;
-  #statusText;
-  #headers;
-  #type;
-  #url;
-  #redirected;
-  #webSocket;
-  #cf;
-  #body;
-  constructor(body, init) {
-    if (body === kTrusted) return; // makeResponse fills it in
-    if (body === undefined) body = null;
-    init = init || noInit;
-    let status = 200;
-    if (init.status !== undefined) {
-      // WebIDL unsigned short: truncate, wrap modulo 2^16.
-      status = Math.trunc(Number(init.status)) || 0;
-      status = ((status % 65536) + 65536) % 65536;
-      if (!(status >= 200 && status <= 599) && !(status === 101 && init.webSocket != null)) {
-        throw new RangeError("Responses may only be constructed with status codes in the range 200 to 599, inclusive.");
-      }
-    }
-    const statusText = init.statusText !== undefined ? String(init.statusText) : reasons[status] || "";
-    if (init.statusText !== undefined && !/^[\t\x20-\x7e\x80-\xff]*$/.test(statusText)) throw new TypeError("Invalid statusText");
-    const headers = internal.newHeaders(init.headers);
-    const source = extractBody(body);
-    if (source !== null && nullBodyStatus(status)) {
-      throw new TypeError("Response with null body status (101, 204, 205, or 304) cannot have a body.");
-    }
-    if (source !== null && extractedType !== null) internal.setDefault(headers, "content-type", extractedType);
-    this.#status = status;
-    this.#statusText = statusText;
-    this.#headers = headers;
-    this.#type = "default";
-    this.#url = "";
-    this.#redirected = false;
-    this.#webSocket = init.webSocket || null;
-    if (this.#webSocket !== null && status !== 101) throw new RangeError("Responses with a WebSocket must have status code 101.");
-    this.#cf = init.cf;
-    this.#body = newBody(source);
-  }
-  static {
-    isResponse = (v) => v !== null && typeof v === "object" && #status in v;
-    resBody = (v) => (v !== null && typeof v === "object" && #body in v ? v.#body : undefined);
-    makeResponse = (status, statusText, headers, body, url, redirected, webSocket = null) => {
-      const r = new Response(kTrusted);
-      r.#status = status;
-      r.#statusText = statusText;
-      r.#headers = headers;
-      r.#type = "default";
-      r.#url = url;
-      r.#redirected = redirected;
-      r.#webSocket = webSocket;
-      r.#cf = undefined;
-      r.#body = body;
-      return r;
-    };
-    // serializeResponse flattens a response for Go as [status,
-    // statusText, bytes | string | reader | null, headers], which Go reads
-    // at once (fetch.go, toResponse). A stream body goes as its reader: Go
-    // pulls it chunk by chunk (internal.pullChunk, stream.go) while the
-    // status and headers are already on their way.
-    serializeResponse = (res) => {
-      if (res.#type === "error") {
-        throw new TypeError("Return value from serve handler must not be an error response (like Response.error()).");
-      }
-      const b = res.#body;
-      const out = [res.#status, res.#statusText, null, res.#headers];
-      if (res.#webSocket !== null && res.#status === 101) out.webSocket = internal.ws.handOff(res.#webSocket);
-      if (b.source === null) return out;
-      if (bodyUsed(b)) throw usedError();
-      if (b.stream === null && !(isStream(b.source))) {
-        b.used = true;
-        out[2] = b.source;
-        return out;
-      }
-      const stream = bodyStream(b);
-      if (stream.locked) throw new TypeError("This ReadableStream is currently locked to a reader.");
-      b.used = true;
-      // A Go body passed on untouched goes back to Go whole (no chunk
-      // crosses the isolate); anything else is pulled through its reader.
-      const source = internal.drainBodySource(stream);
-      if (source !== null) {
-        out[2] = source;
-        return out;
-      }
-      const taken = internal.takeGoStream(stream);
-      out[2] = taken !== null ? taken : stream.getReader();
-      return out;
-    };
-  }
-  get status() { return this.#status; }
-  get statusText() { return this.#statusText; }
-  get ok() { const s = this.#status; return s >= 200 && s <= 299; }
-  get headers() { return this.#headers; }
-  get type() { return this.#type; }
-  get url() { return this.#url; }
-  get redirected() { return this.#redirected; }
-  get webSocket() { return this.#webSocket; }
-  get cf() { return this.#cf; }
-  clone() {
-    const body = cloneBody(this);
-    const r = new Response(kTrusted);
-    r.#status = this.#status;
-    r.#statusText = this.#statusText;
-    r.#headers = new Headers(this.#headers);
-    internal.setGuard(r.#headers, internal.getGuard(this.#headers));
-    r.#type = this.#type;
-    r.#url = this.#url;
-    r.#redirected = this.#redirected;
-    r.#webSocket = this.#webSocket;
-    r.#cf = this.#cf;
-    r.#body = body;
-    return r;
-  }
-  static error() {
-    const r = new Response(null, {});
-    r.#status = 0;
-    r.#statusText = "";
-    r.#type = "error";
-    internal.setGuard(r.#headers, "immutable");
-    return r;
-  }
-  static redirect(url, status = 302) {
+Object.defineProperty(Request, "length", { value: 0 });
+const statics = {
+  error() { return native.responseError(); },
+  redirect(url, status = 302) {
     const s = String(url);
     const parsed = native.urlParse(s);
     if (parsed === null) throw new TypeError(`Unable to parse URL: ${s}`);
@@ -464,31 +81,105 @@ class Response {
     if (![301, 302, 303, 307, 308].includes(status)) {
       throw new RangeError(`${status} is not a redirect status code. It must be one of: 301, 302, 303, 307, or 308.`);
     }
-    const r = new Response(null, { status, headers: { location: parsed.href } });
-    internal.setGuard(r.#headers, "immutable");
-    return r;
-  }
-  static json(data, init = undefined) {
+    return native.responseRedirect(parsed.href, status);
+  },
+  json(data, init = undefined) {
     const text = JSON.stringify(data);
-    const r = new Response(text === undefined ? null : internal.utf8Encode(text), init);
-    internal.setDefault(r.#headers, "content-type", "application/json");
-    return r;
-  }
+    return native.responseJSON(text === undefined ? null : text, init);
+  },
+};
+for (const name of Object.keys(statics)) {
+  Object.defineProperty(Response, name, { value: statics[name], writable: true, enumerable: true, configurable: true });
 }
-mixBody(Response.prototype);
+const isResponse = native.isResponse;
+
+// bodyHelpers are what the native body (body.go) calls for streams.
+const jsonParse = JSON.parse;
+const bodyHelpers = {
+  Uint8Array,
+  type: null,
+  isDisturbed: internal.isDisturbed,
+  usedStream,
+  // what Go needs to make and drain lazy bytes streams (body_lazy.go)
+  streamProto: ReadableStream.prototype,
+  kLazy: internal.kLazyBytes,
+  kState: internal.kStreamState,
+  drainedState: internal.drainedState,
+  checkStream(stream) {
+    if (internal.isDisturbed(stream)) throw disturbedError();
+  },
+  // extract is extractBody for Go: the source, its type in bodyHelpers.type.
+  extract(init) {
+    const source = extractBody(init);
+    bodyHelpers.type = extractedType;
+    return source;
+  },
+  // readStream reads a stream body whole (Go checked it is unlocked and
+  // unread, and marked the body used) as how says (body.go, readKind).
+  async readStream(stream, how, contentType) {
+    let source = internal.drainBodySource(stream);
+    if (source === null) {
+      // An untouched Go body (an R2 object's, say) is read in Go in one call.
+      const handle = internal.takeGoStream(stream);
+      source = await (handle !== null ? internal.readGoBody(handle) : internal.readAllBytes(stream));
+    }
+    if (how <= 1) {
+      const text = typeof source === "string" ? source : internal.utf8Decode(source);
+      return how === 0 ? text : jsonParse(text);
+    }
+    const bytes = typeof source === "string" ? internal.utf8Encode(source) : source;
+    switch (how) {
+      case 2: return bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength ? bytes.buffer : internal.copyBytes(bytes).buffer;
+      case 3: return internal.copyBytes(bytes);
+      case 4: return internal.makeBlob(internal.copyBytes(bytes), contentType || "");
+      default: return internal.parseForm(contentType, bytes);
+    }
+  },
+  // streamOut takes a stream body for Go (body.go, out): a Go body
+  // passed on untouched goes back to Go whole (no chunk crosses the
+  // isolate), a stream over bytes at hand gives them; anything else is
+  // pulled through its reader (internal.pullChunk, stream.go).
+  streamOut(stream) {
+    if (stream.locked) throw new TypeError("This ReadableStream is currently locked to a reader.");
+    const source = internal.drainBodySource(stream);
+    if (source !== null) return source;
+    const taken = internal.takeGoStream(stream);
+    return taken !== null ? taken : stream.getReader();
+  },
+  tee: (stream) => stream.tee(),
+  makeBlob: internal.makeBlob,
+  parseForm: internal.parseForm,
+  parseJSON: jsonParse,
+  handOff: (ws) => internal.ws.handOff(ws),
+  isWebSocket: (ws) => ws instanceof WebSocket,
+  // newSignal is a request's own signal, following signal (or null).
+  newSignal(signal) {
+    const sig = internal.newSignal();
+    if (signal) {
+      if (signal.aborted) internal.signalAbort(sig, signal.reason);
+      else signal.addEventListener("abort", () => internal.signalAbort(sig, signal.reason));
+    }
+    return sig;
+  },
+};
+native.fetchInstall(Body, Request, Response, bodyHelpers);
+Object.defineProperty(Request.prototype, Symbol.toStringTag, { value: "Request", configurable: true });
 Object.defineProperty(Response.prototype, Symbol.toStringTag, { value: "Response", configurable: true });
+internal.abortRequest = (request) => {
+  internal.signalAbort(native.requestSignal(request), new DOMException("The client disconnected before the response was complete.", "AbortError"));
+};
 
 // makeResponse builds a response that arrived from elsewhere (a Durable
 // Object): any status, trusted lowercase header pairs, immutable headers
 // as on a fetch() result, body bytes (an ArrayBuffer), a ReadableStream
 // or null. url and redirected are those of a fetch() result.
+const nullBodyStatus = (s) => s === 101 || s === 204 || s === 205 || s === 304;
 internal.makeResponse = (status, statusText, flatHeaders, body, url = "", redirected = false, webSocket = null) => {
   if (body !== null && nullBodyStatus(status)) {
     if (body instanceof ReadableStream) body.cancel().catch(() => {});
     body = null;
   }
-  const source = body === null || body instanceof ReadableStream ? body : new Uint8Array(body);
-  return makeResponse(status, statusText, internal.headersFrom(flatHeaders, "immutable"), newBody(source), url, redirected, webSocket);
+  return native.responseMake(status, statusText, flatHeaders, body, url, redirected, webSocket);
 };
 // goStream is a Go body (native.bodyRead) as a ReadableStream; an abort
 // of signal (optional) errors it with the signal's reason and closes the
@@ -600,9 +291,7 @@ function callFetch(handler, request, env, ctx) {
 // waits for a promise (fetch.go). A Response, returned as it is or by an
 // async handler that finished without waiting, is serialized at once into
 // box[0], and box is returned.
-internal.dispatch = (handler, env, box, method, url, flatHeaders, body, props) => {
-  const request = makeRequest(method, url, flatHeaders, body);
-  box[1] = request;
+internal.dispatch = (handler, env, box, request, props) => {
   const ctx = Object.create(ExecutionContext.prototype); // as new ExecutionContext(kCreate)
   ctx.props = props === undefined ? {} : props;
   let res = callFetch(handler, request, env, ctx);
@@ -611,7 +300,7 @@ internal.dispatch = (handler, env, box, method, url, flatHeaders, body, props) =
     if (v === box || !isResponse(v)) return res;
     res = v;
   }
-  box[0] = serializeResponse(res);
+  native.responseOut(res);
   return box;
 };
 // pullChunk reads the next chunk of a response body for Go: a promise of
@@ -636,7 +325,7 @@ internal.respond = (res) => {
   if (!isResponse(res)) {
     throw new TypeError("Incorrect type for Promise: the Promise did not resolve to 'Response'.");
   }
-  return serializeResponse(res);
+  native.responseOut(res);
 };
 
 // fetch() to the network: the request is read whole, sent by Go, and the
