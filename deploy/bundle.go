@@ -36,7 +36,9 @@ var gojaGaps = map[string]bool{
 	// lowered (loweredFields).
 	// Regexp syntax goja's engines do not know: esbuild turns such a
 	// literal into new RegExp(…), so the module loads and only code that
-	// uses the pattern throws.
+	// uses the pattern throws. Those with property escapes (and the v
+	// flag's, which the target lowers) are then rewritten to explicit
+	// ranges goja runs (uniregexp.go).
 	"regexp-match-indices":            false,
 	"regexp-unicode-property-escapes": false,
 	// A dynamic import of an external (cloudflare:workers) becomes a
@@ -110,6 +112,9 @@ func bundle(dir, main string, node NodeMode, sourceMap bool) (BundleResult, erro
 				res = build(abs, main, loweredFields(), node, sourceMap)
 			}
 		}
+	}
+	if code, ok := jsOutput(res); ok && len(res.Errors) == 0 {
+		setJSOutput(res, translateUnicodeRegExps(code))
 	}
 	warnings := make([]string, 0, len(res.Warnings))
 	for _, m := range res.Warnings {
