@@ -1,6 +1,8 @@
 package deploy
 
 import (
+	"bytes"
+	"encoding/json"
 	"fmt"
 	"path/filepath"
 	"strings"
@@ -34,7 +36,9 @@ var gojaGaps = map[string]bool{
 	// lowered (loweredFields).
 	// Regexp syntax goja's engines do not know: esbuild turns such a
 	// literal into new RegExp(…), so the module loads and only code that
-	// uses the pattern throws.
+	// uses the pattern throws. Those with property escapes (and the v
+	// flag's, which the target lowers) are then rewritten to explicit
+	// ranges goja runs (uniregexp.go).
 	"regexp-match-indices":            false,
 	"regexp-unicode-property-escapes": false,
 	// A dynamic import of an external (cloudflare:workers) becomes a
@@ -109,6 +113,9 @@ func bundle(dir, main string, node NodeMode, sourceMap bool) (BundleResult, erro
 			}
 		}
 	}
+	if code, ok := jsOutput(res); ok && len(res.Errors) == 0 {
+		setJSOutput(res, translateUnicodeRegExps(code))
+	}
 	warnings := make([]string, 0, len(res.Warnings))
 	for _, m := range res.Warnings {
 		warnings = append(warnings, formatMessage(abs, m))
@@ -133,6 +140,9 @@ func bundle(dir, main string, node NodeMode, sourceMap bool) (BundleResult, erro
 	}
 	if code == nil {
 		return BundleResult{}, projectErr("", "%s: esbuild produced no output", main)
+	}
+	if entryIsModule(res) {
+		code = strictModule(code)
 	}
 	return BundleResult{Code: code, Warnings: warnings}, nil
 }
@@ -165,7 +175,47 @@ func build(abs, main string, supported map[string]bool, node NodeMode, sourceMap
 		// Libraries branch on it; there is no process object to read.
 		Define:   map[string]string{"process.env.NODE_ENV": `"production"`},
 		LogLevel: api.LogLevelSilent,
+		Metafile: true, // entryIsModule reads the entry's format from it
 	})
+}
+
+// entryIsModule reports whether esbuild read the entry point as an ES
+// module (it has import or export syntax): a module Worker, whose code
+// workerd runs in strict mode as every ES module is. An entry without
+// either is a service-worker script, which workerd runs sloppy.
+func entryIsModule(res api.BuildResult) bool {
+	var meta struct {
+		Inputs map[string]struct {
+			Format string `json:"format"`
+		} `json:"inputs"`
+		Outputs map[string]struct {
+			EntryPoint string `json:"entryPoint"`
+		} `json:"outputs"`
+	}
+	if err := json.Unmarshal([]byte(res.Metafile), &meta); err != nil {
+		return false
+	}
+	for _, out := range meta.Outputs {
+		if out.EntryPoint != "" {
+			return meta.Inputs[out.EntryPoint].Format == "esm"
+		}
+	}
+	return false
+}
+
+// strictModule makes a module Worker's CommonJS bundle strict, as the ES
+// module it was is: esbuild's CommonJS output keeps a "use strict" the
+// source wrote but adds none, and the host evaluates the bundle as the
+// body of a function, so a directive first in the code makes that
+// function, and everything bundled into it, strict (CommonJS
+// dependencies too, as they are inside wrangler's ES module bundle). The
+// directive goes on the first line, so line numbers and the source map's
+// lines stay as they are.
+func strictModule(code []byte) []byte {
+	if bytes.HasPrefix(code, []byte(`"use strict";`)) {
+		return code
+	}
+	return append([]byte(`"use strict";`), code...)
 }
 
 func jsOutput(res api.BuildResult) ([]byte, bool) {

@@ -60,49 +60,56 @@ func TestConformance(t *testing.T) {
 				t.Skipf("needs bindings celld does not serve yet: %s", strings.Join(missing, ", "))
 			}
 			base := startFixtureNode(t, dir)
-			steps, err := conformance.LoadSteps(dir)
-			if err != nil {
-				t.Fatal(err)
-			}
-			client := &http.Client{
-				Timeout:       30 * time.Second,
-				CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
-			}
-			for i, s := range steps {
-				if s.SleepMsBefore > 0 {
-					time.Sleep(time.Duration(s.SleepMsBefore) * time.Millisecond)
-				}
-				body, err := s.RequestBody()
-				if err != nil {
-					t.Fatalf("step %d: %v", i, err)
-				}
-				var rd io.Reader
-				if body != nil {
-					rd = bytes.NewReader(body)
-				}
-				req, err := http.NewRequest(s.MethodOrGet(), base+s.Path, rd)
-				if err != nil {
-					t.Fatalf("step %d: %v", i, err)
-				}
-				req.Host = "localhost"
-				for k, v := range s.Headers {
-					req.Header.Set(k, v)
-				}
-				if body != nil {
-					req.ContentLength = int64(len(body))
-				}
-				resp, err := client.Do(req)
-				if err != nil {
-					t.Errorf("step %d %q: %v", i, s.Name, err)
-					continue
-				}
-				got, _ := io.ReadAll(resp.Body)
-				resp.Body.Close()
-				for _, p := range conformance.Compare(s, resp.StatusCode, resp.Header, got) {
-					t.Errorf("step %d %q: %s", i, s.Name, p)
-				}
-			}
+			replayFixture(t, base, dir)
 		})
+	}
+}
+
+// replayFixture sends dir's cases.json steps in order to the node at base
+// and reports every step whose answer differs from the recorded one.
+func replayFixture(t *testing.T, base, dir string) {
+	t.Helper()
+	steps, err := conformance.LoadSteps(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	client := &http.Client{
+		Timeout:       30 * time.Second,
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+	}
+	for i, s := range steps {
+		if s.SleepMsBefore > 0 {
+			time.Sleep(time.Duration(s.SleepMsBefore) * time.Millisecond)
+		}
+		body, err := s.RequestBody()
+		if err != nil {
+			t.Fatalf("step %d: %v", i, err)
+		}
+		var rd io.Reader
+		if body != nil {
+			rd = bytes.NewReader(body)
+		}
+		req, err := http.NewRequest(s.MethodOrGet(), base+s.Path, rd)
+		if err != nil {
+			t.Fatalf("step %d: %v", i, err)
+		}
+		req.Host = "localhost"
+		for k, v := range s.Headers {
+			req.Header.Set(k, v)
+		}
+		if body != nil {
+			req.ContentLength = int64(len(body))
+		}
+		resp, err := client.Do(req)
+		if err != nil {
+			t.Errorf("step %d %q: %v", i, s.Name, err)
+			continue
+		}
+		got, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		for _, p := range conformance.Compare(s, resp.StatusCode, resp.Header, got) {
+			t.Errorf("step %d %q: %s", i, s.Name, p)
+		}
 	}
 }
 

@@ -40,12 +40,12 @@ func npmCI(t *testing.T, dir string) {
 	if err != nil {
 		t.Fatalf("npm is needed to install %s's dependencies: %v", dir, err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, npm, "ci", "--no-audit", "--no-fund", "--prefer-offline")
 	cmd.Dir = dir
 	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("npm ci in %s: %v\n%s", dir, err, out)
+		t.Fatalf("npm ci in %s (scripts/npm-testdata installs every test project; offline it needs a warm npm cache): %v\n%s", dir, err, out)
 	}
 	if err := os.WriteFile(filepath.Join(dir, "node_modules", ".celld-lock"), lock, 0o644); err != nil {
 		t.Fatal(err)

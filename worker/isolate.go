@@ -152,7 +152,10 @@ func (iso *isolate) boot() error {
 	err = iso.loadScript()
 	stuck.Stop()
 	vm.ClearInterrupt()
-	return err
+	if err != nil {
+		return err
+	}
+	return iso.lockCodeGeneration()
 }
 
 // setVM installs vm where the watchdog may read it.

@@ -3,6 +3,7 @@ package worker
 import (
 	"encoding/json"
 	"fmt"
+	"reflect"
 	"sort"
 
 	"github.com/dop251/goja"
@@ -62,6 +63,8 @@ func (iso *isolate) setupNode() error {
 // asyncCtx is what goja's async context tracker carries from where a
 // promise reaction was attached to where it runs: the request's scope
 // and the AsyncLocalStorage frame (an immutable JS Map, or nil).
+var proxyType = reflect.TypeOf(goja.Proxy{})
+
 type asyncCtx struct {
 	scope *eventScope
 	als   goja.Value
@@ -84,6 +87,11 @@ func registerNodeNatives(set func(string, nativeFunc)) {
 			iso.als = v
 		}
 		return goja.Undefined()
+	})
+	// isProxy(v) -> whether v is a Proxy (util.types.isProxy)
+	set("isProxy", func(iso *isolate, call goja.FunctionCall) goja.Value {
+		o, ok := call.Argument(0).(*goja.Object)
+		return iso.vm.ToValue(ok && o.ExportType() == proxyType)
 	})
 	registerNodeCryptoNatives(set)
 	registerZlibNatives(set)

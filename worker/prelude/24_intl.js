@@ -87,18 +87,23 @@ const ZONES_ZH = {
   Japan: { l: ["日本标准时间"] }, India: { l: ["印度时间"] },
   AusE: { l: ["澳大利亚东部标准时间", "澳大利亚东部夏令时间"] }, Brasilia: { l: ["巴西利亚标准时间"] },
 };
+const ZONES_NL = {
+  USE: { l: ["Eastern-standaardtijd", "Eastern-zomertijd"], s: ["EST", "EDT"] },
+  USP: { l: ["Pacific-standaardtijd", "Pacific-zomertijd"], s: ["PST", "PDT"] },
+  CET: { l: ["Midden-Europese standaardtijd", "Midden-Europese zomertijd"], s: ["CET", "CEST"] },
+};
 const LOCALES = {
   en: EN,
-  "en-GB": loc(EN, { ...H24(), yMd: "dd/MM/y", date: { full: "EEEE d MMMM y", long: "d MMMM y", medium: "d MMM y", short: "dd/MM/y" }, join: { full: "{1} 'at' {0}", long: "{1} 'at' {0}", medium: "{1}, {0}", short: "{1}, {0}" } }),
-  "en-IN": loc(EN, { ampm: ["am", "pm"], yMd: "d/M/y", date: { full: "EEEE, d MMMM, y", long: "d MMMM y", medium: "d MMM y", short: "dd/MM/yy" }, tzNames: false }),
-  de: loc(EN, { ...H24(), zones: ZONES_DE, months: ["Januar", "Februar", "März", "April", "Mai", "Juni", "Juli", "August", "September", "Oktober", "November", "Dezember"], shortMonths: ["Jan.", "Feb.", "März", "Apr.", "Mai", "Juni", "Juli", "Aug.", "Sept.", "Okt.", "Nov.", "Dez."], weekdays: ["Sonntag", "Montag", "Dienstag", "Mittwoch", "Donnerstag", "Freitag", "Samstag"], yMd: "d.M.y", date: { full: "EEEE, d. MMMM y", long: "d. MMMM y", medium: "dd.MM.y", short: "dd.MM.yy" }, join: { full: "{1} 'um' {0}", long: "{1} 'um' {0}", medium: "{1}, {0}", short: "{1}, {0}" } }),
-  fr: loc(EN, { ...H24(" "), zones: ZONES_FR, gmt: "UTC", minus: "\u2212", months: ["janvier", "février", "mars", "avril", "mai", "juin", "juillet", "août", "septembre", "octobre", "novembre", "décembre"], shortMonths: ["janv.", "févr.", "mars", "avr.", "mai", "juin", "juil.", "août", "sept.", "oct.", "nov.", "déc."], weekdays: ["dimanche", "lundi", "mardi", "mercredi", "jeudi", "vendredi", "samedi"], yMd: "dd/MM/y", date: { full: "EEEE d MMMM y", long: "d MMMM y", medium: "d MMM y", short: "dd/MM/y" }, join: { full: "{1} 'à' {0}", long: "{1} 'à' {0}", medium: "{1} {0}", short: "{1} {0}" } }),
+  "en-GB": loc(EN, { ...H24(), tzLong: "europe", yMMMMEEEEd: "EEEE, d MMMM y", cjoin: EN.join, yMd: "dd/MM/y", date: { full: "EEEE d MMMM y", long: "d MMMM y", medium: "d MMM y", short: "dd/MM/y" }, join: { full: "{1} 'at' {0}", long: "{1} 'at' {0}", medium: "{1}, {0}", short: "{1}, {0}" } }),
+  "en-IN": loc(EN, { ampm: ["am", "pm"], tzLong: true, yMMMMEEEEd: "EEEE, d MMMM y", yMd: "d/M/y", date: { full: "EEEE, d MMMM, y", long: "d MMMM y", medium: "d MMM y", short: "dd/MM/yy" }, tzNames: false }),
+  de: loc(EN, { ...H24(), zones: ZONES_DE, months: ["Januar", "Februar", "März", "April", "Mai", "Juni", "Juli", "August", "September", "Oktober", "November", "Dezember"], shortMonths: ["Jan.", "Feb.", "März", "Apr.", "Mai", "Juni", "Juli", "Aug.", "Sept.", "Okt.", "Nov.", "Dez."], weekdays: ["Sonntag", "Montag", "Dienstag", "Mittwoch", "Donnerstag", "Freitag", "Samstag"], yMd: "d.M.y", yMMMd: "d. MMM y", date: { full: "EEEE, d. MMMM y", long: "d. MMMM y", medium: "dd.MM.y", short: "dd.MM.yy" }, join: { full: "{1} 'um' {0}", long: "{1} 'um' {0}", medium: "{1}, {0}", short: "{1}, {0}" } }),
+  fr: loc(EN, { ...H24(" "), cjoin: { full: "{1} 'à' {0}", long: "{1} 'à' {0}", medium: "{1}, {0}" }, zones: ZONES_FR, gmt: "UTC", minus: "\u2212", months: ["janvier", "février", "mars", "avril", "mai", "juin", "juillet", "août", "septembre", "octobre", "novembre", "décembre"], shortMonths: ["janv.", "févr.", "mars", "avr.", "mai", "juin", "juil.", "août", "sept.", "oct.", "nov.", "déc."], weekdays: ["dimanche", "lundi", "mardi", "mercredi", "jeudi", "vendredi", "samedi"], yMd: "dd/MM/y", date: { full: "EEEE d MMMM y", long: "d MMMM y", medium: "d MMM y", short: "dd/MM/y" }, join: { full: "{1} 'à' {0}", long: "{1} 'à' {0}", medium: "{1} {0}", short: "{1} {0}" } }),
   es: loc(EN, { ...H24(", ", "H"), zones: ZONES_ES, months: ["enero", "febrero", "marzo", "abril", "mayo", "junio", "julio", "agosto", "septiembre", "octubre", "noviembre", "diciembre"], shortMonths: ["ene", "feb", "mar", "abr", "may", "jun", "jul", "ago", "sept", "oct", "nov", "dic"], weekdays: ["domingo", "lunes", "martes", "miércoles", "jueves", "viernes", "sábado"], yMd: "d/M/y", date: { full: "EEEE, d 'de' MMMM 'de' y", long: "d 'de' MMMM 'de' y", medium: "d MMM y", short: "d/M/yy" } }),
-  pt: loc(EN, { ...H24(), zones: ZONES_PT, months: ["janeiro", "fevereiro", "março", "abril", "maio", "junho", "julho", "agosto", "setembro", "outubro", "novembro", "dezembro"], shortMonths: ["jan.", "fev.", "mar.", "abr.", "mai.", "jun.", "jul.", "ago.", "set.", "out.", "nov.", "dez."], weekdays: ["domingo", "segunda-feira", "terça-feira", "quarta-feira", "quinta-feira", "sexta-feira", "sábado"], yMd: "dd/MM/y", date: { full: "EEEE, d 'de' MMMM 'de' y", long: "d 'de' MMMM 'de' y", medium: "d 'de' MMM 'de' y", short: "dd/MM/y" } }),
-  it: loc(EN, { ...H24(), zones: ZONES_IT, months: ["gennaio", "febbraio", "marzo", "aprile", "maggio", "giugno", "luglio", "agosto", "settembre", "ottobre", "novembre", "dicembre"], weekdays: ["domenica", "lunedì", "martedì", "mercoledì", "giovedì", "venerdì", "sabato"], yMd: "dd/MM/y", date: { full: "EEEE d MMMM y", long: "d MMMM y", medium: "d MMM y", short: "dd/MM/yy" } }),
-  nl: loc(EN, { ...H24(), months: ["januari", "februari", "maart", "april", "mei", "juni", "juli", "augustus", "september", "oktober", "november", "december"], shortMonths: ["jan", "feb", "mrt", "apr", "mei", "jun", "jul", "aug", "sep", "okt", "nov", "dec"], weekdays: ["zondag", "maandag", "dinsdag", "woensdag", "donderdag", "vrijdag", "zaterdag"], yMd: "d-M-y", date: { full: "EEEE d MMMM y", long: "d MMMM y", medium: "d MMM y", short: "dd-MM-y" }, join: { full: "{1} 'om' {0}", long: "{1} 'om' {0}", medium: "{1}, {0}", short: "{1}, {0}" } }),
-  ja: loc(EN, { ...H24(" ", "H"), zones: ZONES_JA, months: EN.months.map((_, i) => `${i + 1}月`), shortMonths: EN.months.map((_, i) => `${i + 1}月`), weekdays: ["日曜日", "月曜日", "火曜日", "水曜日", "木曜日", "金曜日", "土曜日"], shortWeekdays: ["日", "月", "火", "水", "木", "金", "土"], ampm: ["午前", "午後"], yMd: "y/M/d", date: { full: "y年M月d日EEEE", long: "y年M月d日", medium: "y/MM/dd", short: "y/MM/dd" } }),
-  zh: loc(EN, { ...H24(" "), zones: ZONES_ZH, months: EN.months.map((_, i) => `${i + 1}月`), shortMonths: EN.months.map((_, i) => `${i + 1}月`), weekdays: ["星期日", "星期一", "星期二", "星期三", "星期四", "星期五", "星期六"], shortWeekdays: ["周日", "周一", "周二", "周三", "周四", "周五", "周六"], ampm: ["上午", "下午"], yMd: "y/M/d", date: { full: "y年M月d日EEEE", long: "y年M月d日", medium: "y年M月d日", short: "y/M/d" } }),
+  pt: loc(EN, { ...H24(), cjoin: { full: "{1} 'às' {0}", long: "{1} 'às' {0}", medium: "{1}, {0}" }, zones: ZONES_PT, months: ["janeiro", "fevereiro", "março", "abril", "maio", "junho", "julho", "agosto", "setembro", "outubro", "novembro", "dezembro"], shortMonths: ["jan.", "fev.", "mar.", "abr.", "mai.", "jun.", "jul.", "ago.", "set.", "out.", "nov.", "dez."], weekdays: ["domingo", "segunda-feira", "terça-feira", "quarta-feira", "quinta-feira", "sexta-feira", "sábado"], yMd: "dd/MM/y", date: { full: "EEEE, d 'de' MMMM 'de' y", long: "d 'de' MMMM 'de' y", medium: "d 'de' MMM 'de' y", short: "dd/MM/y" } }),
+  it: loc(EN, { ...H24(), cjoin: { full: "{1} 'alle ore' {0}", long: "{1} 'alle ore' {0}", medium: "{1}, {0}" }, zones: ZONES_IT, months: ["gennaio", "febbraio", "marzo", "aprile", "maggio", "giugno", "luglio", "agosto", "settembre", "ottobre", "novembre", "dicembre"], weekdays: ["domenica", "lunedì", "martedì", "mercoledì", "giovedì", "venerdì", "sabato"], yMd: "dd/MM/y", date: { full: "EEEE d MMMM y", long: "d MMMM y", medium: "d MMM y", short: "dd/MM/yy" } }),
+  nl: loc(EN, { ...H24(), zones: ZONES_NL, months: ["januari", "februari", "maart", "april", "mei", "juni", "juli", "augustus", "september", "oktober", "november", "december"], shortMonths: ["jan", "feb", "mrt", "apr", "mei", "jun", "jul", "aug", "sep", "okt", "nov", "dec"], weekdays: ["zondag", "maandag", "dinsdag", "woensdag", "donderdag", "vrijdag", "zaterdag"], yMd: "d-M-y", date: { full: "EEEE d MMMM y", long: "d MMMM y", medium: "d MMM y", short: "dd-MM-y" }, join: { full: "{1} 'om' {0}", long: "{1} 'om' {0}", medium: "{1}, {0}", short: "{1}, {0}" } }),
+  ja: loc(EN, { ...H24(" ", "H"), zones: ZONES_JA, months: EN.months.map((_, i) => `${i + 1}月`), shortMonths: EN.months.map((_, i) => `${i + 1}月`), weekdays: ["日曜日", "月曜日", "火曜日", "水曜日", "木曜日", "金曜日", "土曜日"], shortWeekdays: ["日", "月", "火", "水", "木", "金", "土"], ampm: ["午前", "午後"], yMd: "y/M/d", yMMMd: "y年M月d日", date: { full: "y年M月d日EEEE", long: "y年M月d日", medium: "y/MM/dd", short: "y/MM/dd" } }),
+  zh: loc(EN, { ...H24(" "), zoneFirst: true, zones: ZONES_ZH, months: EN.months.map((_, i) => `${i + 1}月`), shortMonths: EN.months.map((_, i) => `${i + 1}月`), weekdays: ["星期日", "星期一", "星期二", "星期三", "星期四", "星期五", "星期六"], shortWeekdays: ["周日", "周一", "周二", "周三", "周四", "周五", "周六"], ampm: ["上午", "下午"], yMd: "y/M/d", date: { full: "y年M月d日EEEE", long: "y年M月d日", medium: "y年M月d日", short: "y/M/d" } }),
 };
 
 // canonicalLocale validates a BCP 47 tag and returns it in canonical case.
@@ -180,6 +185,16 @@ const zoneName = (style, zone, p, data) => {
   if (data.zones) {
     const names = data.zones[metaZone(zone, abbr)]?.[long ? "l" : "s"];
     if (names) return names[dst && names[1] ? 1 : 0];
+  }
+  // English outside the US: long names as in English, short ones only for
+  // European zones in British English
+  if (data.tzLong) {
+    if (long) {
+      const names = (isUSZone(zone) && US_ZONES[abbr] && [US_ZONES[abbr]]) || LONG_NAMES[zone] || LONG_NAMES[CET_ABBR[abbr]];
+      if (names) return names[dst && names[1] ? 1 : 0];
+    } else if (data.tzLong === "europe" && CET_ABBR[abbr]) {
+      return abbr;
+    }
   }
   if (data.tzNames) {
     if (isUSZone(zone) && US_ZONES[abbr]) return long ? US_ZONES[abbr] : abbr;
@@ -263,6 +278,19 @@ const skeleton = (o, hc, data) => {
   if (date && time) return `${date}, ${time}`;
   if (tz && !time) return `${date}, ${tz}`;
   return date || time;
+};
+
+// textDate is a locale's pattern for a numeric day and year with the month
+// spelled out (CLDR's yMMMMd, yMMMd and yMMMMEEEEd skeletons, which are the
+// locale's long, medium and full date styles but where yMMMd says
+// otherwise), and the date style whose date-time join it takes; undefined
+// for other combinations.
+const textDate = (o, data) => {
+  if (o.year !== "numeric" || o.day !== "numeric" || o.era || o.timeZoneName && !(o.hour || o.minute || o.second)) return undefined;
+  if (o.month === "long" && !o.weekday) return { date: data.date.long, join: "long" };
+  if (o.month === "long" && o.weekday === "long") return { date: data.yMMMMEEEEd || data.date.full, join: "full" };
+  if (o.month === "short" && !o.weekday) return { date: data.yMMMd || data.date.medium, join: "medium" };
+  return undefined;
 };
 
 const withHourCycle = (pattern, hc) => {
@@ -372,6 +400,14 @@ function resolveDTF(locales, options, required = "any", defaults = "date") {
     const t = timeStyle && (hourCycle ? withHourCycle(data.time[timeStyle], hc) : data.time[timeStyle]);
     const d = dateStyle && data.date[dateStyle];
     pattern = d && t ? data.join[dateStyle].replace("{1}", d).replace("{0}", t) : d || t;
+  } else if (textDate(o, data)) {
+    // the locale's own pattern for a spelled-out month, joined to the time
+    // with its component join ("at" in English for the long forms)
+    const { date, join } = textDate(o, data);
+    const hour = o.hour === "numeric" && !o.timeZoneName && (hc === "h23" || hc === "h24") ? "H" : undefined;
+    let time = o.hour || o.minute || o.second ? skeleton({ hour: o.hour, minute: o.minute, second: o.second, fractionalSecondDigits: o.fractionalSecondDigits, timeZoneName: o.timeZoneName }, hc, hour ? { ...data, hh: hour } : data) : "";
+    if (data.zoneFirst && o.timeZoneName) time = time.replace(/^(.*) (z+|O+)$/, "$2 $1");
+    pattern = time ? (data.cjoin?.[join] ?? data.join[join]).replace("{1}", date).replace("{0}", time) : date;
   } else if (data === EN || !(o.year && o.month && o.day) || o.weekday || o.era || TEXT.includes(o.month) || o.year !== "numeric") {
     pattern = skeleton(o, hc, data);
   } else {

@@ -280,9 +280,50 @@ class Locale {
   get region() { return this.#parts().region; }
   get baseName() { return this.#tag.split("-u-")[0]; }
   toString() { return this.#tag; }
-  maximize() { return this; }
-  minimize() { return this; }
+  // maximize and minimize add or drop the likely script and region (CLDR
+  // likely subtags) for the languages in LIKELY; others stay as written.
+  maximize() {
+    const p = this.#parts();
+    const likely = LIKELY[p.language === "und" ? "en" : p.language];
+    if (!likely) return this;
+    const [script, region] = likely.split("-");
+    const lang = p.language === "und" ? "en" : p.language;
+    return new Locale([lang, p.script || (p.region === "TW" && lang === "zh" ? "Hant" : script), p.region || region].join("-") + this.#ext());
+  }
+  minimize() {
+    const p = this.#parts();
+    const lang = p.language === "und" ? "en" : p.language;
+    const likely = LIKELY[lang];
+    if (!likely) return this;
+    const [script, region] = likely.split("-");
+    const out = [lang];
+    const r = p.region && p.region !== region ? p.region : undefined;
+    if (p.script && p.script !== script && !(lang === "zh" && r === "TW" && p.script === "Hant")) out.push(p.script);
+    if (r) out.push(r);
+    return new Locale(out.join("-") + this.#ext());
+  }
+  #ext() { const i = this.#tag.indexOf("-u-"); return i < 0 ? "" : this.#tag.slice(i); }
+  #region() { const p = this.#parts(); return p.region || (LIKELY[p.language === "und" ? "en" : p.language] || "-US").split("-")[1]; }
+  // getWeekInfo is CLDR's week data for the locale's (likely) region.
+  getWeekInfo() {
+    const r = this.#region();
+    const firstDay = SUNDAY_FIRST.has(r) ? 7 : SATURDAY_FIRST.has(r) ? 6 : 1;
+    const weekend = WEEKEND[r] || [6, 7];
+    return { firstDay, weekend: [...weekend] };
+  }
+  getHourCycles() { return [H12_REGIONS.has(this.#region()) && !H23_LANGUAGES.has(this.#parts().language) ? "h12" : "h23"]; }
 }
+const LIKELY = {
+  en: "Latn-US", de: "Latn-DE", fr: "Latn-FR", es: "Latn-ES", pt: "Latn-BR", it: "Latn-IT", nl: "Latn-NL", ja: "Jpan-JP",
+  zh: "Hans-CN", ko: "Kore-KR", ru: "Cyrl-RU", pl: "Latn-PL", sv: "Latn-SE", ar: "Arab-EG", he: "Hebr-IL", fa: "Arab-IR",
+  hi: "Deva-IN", tr: "Latn-TR", da: "Latn-DK", fi: "Latn-FI", nb: "Latn-NO", cs: "Latn-CZ", uk: "Cyrl-UA", el: "Grek-GR",
+  id: "Latn-ID", th: "Thai-TH", vi: "Latn-VN",
+};
+const SUNDAY_FIRST = new Set(["US", "CA", "MX", "BR", "PT", "JP", "TW", "KR", "IL", "IN", "SA", "PH", "HK", "ZA", "AR", "CO", "PE", "VE", "GT", "TH", "ID"]);
+const SATURDAY_FIRST = new Set(["EG", "IR", "AF", "DZ", "IQ", "JO", "KW", "LY", "OM", "QA", "SD", "SY", "AE", "BH", "DJ"]);
+const WEEKEND = { IN: [7], IR: [5], AF: [4, 5], EG: [5, 6], SA: [5, 6], IL: [5, 6], AE: [6, 7], DZ: [5, 6], IQ: [5, 6], JO: [5, 6], KW: [5, 6], LY: [5, 6], OM: [5, 6], QA: [5, 6], SD: [5, 6], SY: [5, 6], BH: [5, 6], YE: [5, 6] };
+const H23_LANGUAGES = new Set(["fr", "de", "pt", "it", "nl", "ja", "ru", "pl", "sv", "he", "fa", "tr"]);
+const H12_REGIONS = new Set(["US", "CA", "AU", "NZ", "IN", "PH", "MX", "TW", "KR", "EG", "SA", "PK", "BD", "CO", "SV", "HN", "NI", "PR", "JO", "IQ", "SY", "AE", "KW", "QA", "BH", "OM", "LY", "SD", "DZ", "MY"]);
 Object.defineProperty(Locale.prototype, Symbol.toStringTag, { value: "Intl.Locale", configurable: true });
 
 internal.IntlCollator = Collator;

@@ -33,7 +33,7 @@ const types = {
   isSetIterator: (v) => toStringTag(v) === "Set Iterator",
   isNativeError: (v) => v instanceof Error,
   isPromise: (v) => v instanceof Promise,
-  isProxy: () => false,
+  isProxy: (v) => native.isProxy(v),
   isRegExp: (v) => v instanceof RegExp,
   isTypedArray: (v) => v instanceof TypedArray,
   isExternal: () => false,
@@ -212,11 +212,61 @@ function formatRaw(ctx, v, depth) {
   }
   ctx.seen.push(v);
   ctx.currentDepth = depth;
+  // Children are measured against breakLength two columns further in.
+  ctx.indentation += 2;
   const output = entries ? entries(depth + 1) : [];
   for (const k of keys) output.push(formatProperty(ctx, v, k, depth + 1, extras));
   for (const s of syms) output.push(formatProperty(ctx, v, s, depth + 1, extras));
+  ctx.indentation -= 2;
   ctx.seen.pop();
-  return reduce(ctx, output, base, braces, depth);
+  return reduce(ctx, output, base, braces, depth, extras === "array" ? v : undefined);
+}
+
+// groupColumns lays the entries of a long array out in aligned columns,
+// as Node prints more than six short entries: numbers right-aligned,
+// anything else left-aligned. It returns output unchanged when the
+// entries are too long or too uneven to share lines.
+function groupColumns(ctx, output, arr) {
+  const more = output.length > ctx.maxArrayLength ? 1 : 0;
+  const n = output.length - more;
+  const widths = output.slice(0, n).map((o) => o.length);
+  const widest = Math.max(...widths);
+  const total = widths.reduce((a, w) => a + w + 2, 0);
+  const cell = widest + 2;
+  if (cell * 3 + ctx.indentation >= ctx.breakLength || (total / cell <= 5 && widest > 6)) return output;
+  const bias = Math.sqrt(cell - total / output.length);
+  const biased = Math.max(cell - 3 - bias, 1);
+  const columns = Math.min(
+    Math.round(Math.sqrt(2.5 * biased * n) / biased),
+    Math.floor((ctx.breakLength - ctx.indentation) / cell),
+    ctx.compact * 4,
+    15,
+  );
+  if (columns <= 1) return output;
+  const colWidth = [];
+  for (let c = 0; c < columns; c++) {
+    let w = 0;
+    for (let j = c; j < output.length; j += columns) if (widths[j] > w) w = widths[j];
+    colWidth.push(w + 2);
+  }
+  let numeric = true;
+  for (let i = 0; i < output.length; i++) {
+    if (typeof arr[i] !== "number" && typeof arr[i] !== "bigint") { numeric = false; break; }
+  }
+  const rows = [];
+  for (let i = 0; i < n; i += columns) {
+    const end = Math.min(i + columns, n);
+    let row = "";
+    for (let j = i; j < end; j++) {
+      const last = j === end - 1;
+      const text = last ? output[j] : `${output[j]}, `;
+      const width = last ? colWidth[j - i] - 2 : colWidth[j - i];
+      row += numeric ? text.padStart(width) : last ? text : text.padEnd(width);
+    }
+    rows.push(row);
+  }
+  if (more) rows.push(output[n]);
+  return rows;
 }
 
 function formatList(ctx, arr, depth, len) {
@@ -255,9 +305,11 @@ function formatError(e) {
   return stack.includes("\n    at") || stack.includes("\n\tat") ? stack : stack;
 }
 
-function reduce(ctx, output, base, braces, depth) {
+function reduce(ctx, output, base, braces, depth, arr) {
+  const entries = output.length;
+  if (arr !== undefined && typeof ctx.compact === "number" && ctx.compact >= 1 && entries > 6) output = groupColumns(ctx, output, arr);
   const start = output.length + ctx.indentation + braces[0].length + base.length + 10;
-  if (ctx.compact !== true && typeof ctx.compact === "number" && ctx.compact >= 1 && ctx.currentDepth - depth < ctx.compact) {
+  if (ctx.compact !== true && typeof ctx.compact === "number" && ctx.compact >= 1 && ctx.currentDepth - depth < ctx.compact && entries === output.length) {
     let total = output.length + start;
     let fits = total <= ctx.breakLength;
     for (let i = 0; fits && i < output.length; i++) {
@@ -270,7 +322,8 @@ function reduce(ctx, output, base, braces, depth) {
     }
   }
   if (ctx.compact === true) return `${base ? `${base} ` : ""}${braces[0]} ${output.join(", ")} ${braces[1]}`;
-  const ind = "\n" + " ".repeat(ctx.indentation);
+  // Nested output is indented by its parent (below), so lines start at 0.
+  const ind = "\n";
   const inner = output.map((o) => o.replace(/\n/g, "\n  "));
   return `${base ? `${base} ` : ""}${braces[0]}${ind}  ${inner.join(`,${ind}  `)}${ind}${braces[1]}`;
 }
@@ -512,6 +565,8 @@ const util = {
   isSymbol: (v) => typeof v === "symbol",
   isUndefined: (v) => v === undefined,
   log: (...args) => console.log(format(...args)),
+  // workerd exports it but does not implement it.
+  parseArgs: () => { throw new Error("node:util parseArgs is not implemented"); },
 };
 for (const name of ["TextEncoder", "TextDecoder"]) {
   Object.defineProperty(util, name, { enumerable: true, configurable: true, get: () => global[name] });
