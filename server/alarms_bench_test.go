@@ -64,6 +64,11 @@ var (
 // -alarms.prepare=false p50 3.9 ms, p99 298 ms. What is left at p99 is
 // the wait for a core once the handler may start, not preparation.
 //
+// Quiet (load < 1, 2026-12-02, preparation and parking on main): 10,000
+// cells activated in 40 s, all fired, lateness p50 2.0 ms, p99 64 ms, max
+// 183 ms, 99.6% prepared in time, 2.000 PUTs per installation, 8.4 ms CPU
+// per alarm moved and fired, 10,000 reopens. The p99 target of 100 ms is met.
+//
 // The bucket is a file:// one unless -alarms.minio: the request counts do
 // not depend on the store, and on a shared 2-core machine a MinIO beside
 // 10,000 cells answers the node's lease renewal too late.
