@@ -87,16 +87,21 @@ type dnode struct {
 }
 
 type owner struct {
-	session   string
-	rec       core.LogRecord // as last written or read
-	etag      string
-	exists    bool
-	busy      bool            // a record write (or its probe) in flight
-	pending   *core.LogRecord // the record being written
-	fenced    bool            // the record left open: no more fleet proofs
-	joining   *core.Member
-	failed    map[core.Member]bool // members to drop once allowed
-	joinNeed  map[seg]bool
+	session  string
+	rec      core.LogRecord // as last written or read
+	etag     string
+	exists   bool
+	busy     bool            // a record write (or its probe) in flight
+	pending  *core.LogRecord // the record being written
+	fenced   bool            // the record left open: no more fleet proofs
+	joining  *core.Member
+	failed   map[core.Member]bool // members to drop once allowed
+	joinNeed map[seg]bool
+	// joinSeq numbers recruitments: only answers to the current one's
+	// appends prove (or fail) the joiner, as fleetlog's recruit waits on
+	// its own requests. An answer to an earlier recruitment's append can
+	// arrive late (an owner frozen meanwhile) from a disk lost since.
+	joinSeq   int
 	cells     map[string]*ocell
 	nextRound int
 	// log packs (write-behind across cells)
@@ -492,7 +497,7 @@ func (w *dworld) write(nd *dnode, cell string) {
 		p.joinNeed[seg{cell, c.epoch, t}] = true
 	}
 	for _, m := range targets {
-		w.appendTo(nd, p, m, []seg{{cell, c.epoch, t}}, c.inBucket())
+		w.appendTo(nd, p, m, []seg{{cell, c.epoch, t}}, c.inBucket(), p.joinSeq)
 	}
 	if len(targets) == 0 {
 		w.uploadTick(nd) // no group: bucket proofs now
@@ -504,7 +509,7 @@ func (w *dworld) write(nd *dnode, cell string) {
 // not answered after hedgeAfter is sent again (idempotent at the
 // follower); the first acceptance counts, a refusal only once every copy
 // was refused or lost.
-func (w *dworld) appendTo(nd *dnode, p *owner, m core.Member, segs []seg, after uint64) {
+func (w *dworld) appendTo(nd *dnode, p *owner, m core.Member, segs []seg, after uint64, join int) {
 	to := w.byName(m.Node)
 	copies, failed, settled := 1, 0, false
 	handle := func(respond func(bool)) {
@@ -520,7 +525,7 @@ func (w *dworld) appendTo(nd *dnode, p *owner, m core.Member, segs []seg, after 
 			}
 		}
 		settled = true
-		w.appended(nd, p, m, segs, ok)
+		w.appended(nd, p, m, segs, ok, join)
 	}
 	w.rpcAsync(nd, p.session, to, handle, onReply)
 	w.at(w.now+hedgeAfter, func() {
@@ -536,7 +541,8 @@ func (w *dworld) appendTo(nd *dnode, p *owner, m core.Member, segs []seg, after 
 }
 
 // appended takes a member's answer to an append.
-func (w *dworld) appended(nd *dnode, p *owner, m core.Member, segs []seg, ok bool) {
+func (w *dworld) appended(nd *dnode, p *owner, m core.Member, segs []seg, ok bool, join int) {
+	joiner := p.joining != nil && *p.joining == m && join == p.joinSeq
 	for _, s := range segs {
 		c := p.cells[s.cell]
 		if c == nil || c.epoch != s.epoch {
@@ -544,18 +550,18 @@ func (w *dworld) appended(nd *dnode, p *owner, m core.Member, segs []seg, ok boo
 		}
 		if ok {
 			c.fsynced[s.txid][m] = true
-			if p.joining != nil && *p.joining == m {
+			if joiner {
 				delete(p.joinNeed, s)
 			}
 		}
 	}
 	if !ok {
-		if p.joining != nil && *p.joining == m {
+		if joiner {
 			p.joining = nil
 		}
 		w.dropMember(nd, p, m)
 	}
-	if ok && p.joining != nil && *p.joining == m && len(p.joinNeed) == 0 {
+	if ok && joiner && len(p.joinNeed) == 0 {
 		w.join(nd, p)
 	}
 	for _, cell := range w.cells {
@@ -650,6 +656,7 @@ func (w *dworld) recruit(nd *dnode) {
 			return
 		}
 		m := core.Member{Node: to.name, Disk: disk}
+		p.joinSeq++
 		p.joining, p.joinNeed = &m, map[seg]bool{}
 		// Catch up: every segment the bucket may lack, of every cell.
 		for _, cell := range w.cells {
@@ -663,13 +670,13 @@ func (w *dworld) recruit(nd *dnode) {
 				segs, p.joinNeed[s] = append(segs, s), true
 			}
 			if len(segs) > 0 {
-				w.appendTo(nd, p, m, segs, c.inBucket())
+				w.appendTo(nd, p, m, segs, c.inBucket(), p.joinSeq)
 			}
 		}
 		if len(p.joinNeed) == 0 {
 			// Nothing to catch up: still prove the joiner's disk is the
 			// one it named (an empty append) before the record names it.
-			w.appendTo(nd, p, m, nil, 0)
+			w.appendTo(nd, p, m, nil, 0, p.joinSeq)
 		}
 	})
 }

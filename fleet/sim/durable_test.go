@@ -72,3 +72,16 @@ func TestDurable_CatchesBrokenRules(t *testing.T) {
 		})
 	}
 }
+
+// TestDurable_LateRecruitProof replays the schedule that found an owner
+// counting an answer to an earlier recruitment's append (delivered late to
+// a frozen owner, from a disk lost since) as the proof of a new one: the
+// record then named a member that no longer existed, and the cell could
+// never be recovered. Numbered recruitments fix it. (A later change to the
+// simulator's schedules may make this seed tell another story; the sweep
+// keeps covering the rule.)
+func TestDurable_LateRecruitProof(t *testing.T) {
+	if r := RunDurable(DurableOptions{Seed: 999059}); r.Violation != "" {
+		t.Fatalf("seed 999059: %s", r.Violation)
+	}
+}
