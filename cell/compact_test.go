@@ -192,8 +192,11 @@ func waitBackground(t testing.TB, r *Replicator) {
 	t.Helper()
 	deadline := time.Now().Add(30 * time.Second)
 	for {
+		// Segment uploads too: a merge can make its end durable while
+		// the last segment's own upload is still on its way (pipelined),
+		// and that object would land after whatever the test does next.
 		r.mu.Lock()
-		idle := r.snap == nil && r.merging == 0
+		idle := r.snap == nil && r.merging == 0 && len(r.pending) == 0 && !r.uploading && !r.upBusy && len(r.upq) == 0
 		r.mu.Unlock()
 		if idle {
 			return
