@@ -94,9 +94,17 @@ func nodeBase64(s string) []byte {
 			return out[:n+m]
 		}
 	}
-	clean := make([]byte, 0, len(rest))
-	for i := 0; i < len(rest); i++ {
-		c := rest[i]
+	return out[:n+decodeLenient(out[n:], rest)]
+}
+
+// decodeLenient decodes s as Node does: characters outside both alphabets
+// are skipped, '-' and '_' read as '+' and '/', the first '=' ends the
+// input, and a lone trailing character is dropped. It writes to dst
+// (room for the decoded length of s) and returns the bytes written.
+func decodeLenient(dst []byte, s string) int {
+	clean := make([]byte, 0, len(s))
+	for i := 0; i < len(s); i++ {
+		c := s[i]
 		switch {
 		case c >= 'A' && c <= 'Z', c >= 'a' && c <= 'z', c >= '0' && c <= '9', c == '+', c == '/':
 			clean = append(clean, c)
@@ -105,12 +113,12 @@ func nodeBase64(s string) []byte {
 		case c == '_':
 			clean = append(clean, '/')
 		case c == '=':
-			i = len(rest)
+			i = len(s)
 		}
 	}
 	if len(clean)%4 == 1 {
 		clean = clean[:len(clean)-1]
 	}
-	m, _ := base64.RawStdEncoding.Decode(out[n:], clean)
-	return out[:n+m]
+	m, _ := base64.RawStdEncoding.Decode(dst, clean)
+	return m
 }
