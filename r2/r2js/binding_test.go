@@ -50,3 +50,35 @@ func TestBinding_RecordKeyOrder(t *testing.T) {
 		t.Errorf("records read back as\n%s\nwant every one\n%s", got, want)
 	}
 }
+
+// Custom metadata keys named like Object.prototype's members come back
+// like any other (a lookup through the prototype once took them as set).
+func TestBinding_MetadataKeysNamedLikeObjectMembers(t *testing.T) {
+	bk, err := r2.Open(bucket.NewMem(), "proto")
+	if err != nil {
+		t.Fatal(err)
+	}
+	script, err := worker.Compile("proto", []byte(`module.exports.default = {
+  async fetch(request, env) {
+    await env.B.put("k", "v", { customMetadata: { toString: "1", constructor: "2", a: "3", valueOf: "4" } });
+    const h = await env.B.head("k"), g = await env.B.get("k"), l = await env.B.list({ include: ["customMetadata"] });
+    return new Response([h, g, l.objects[0]].map((o) => JSON.stringify(o.customMetadata)).join("\n"));
+  },
+};`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rt, err := worker.New(script, worker.Config{Bindings: map[string]worker.Binding{"B": Binding(bk)}, Isolates: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rt.Close(context.Background())
+	resp, err := rt.Fetch(context.Background(), &worker.Request{Method: "GET", URL: "http://localhost/", Header: http.Header{}})
+	if err != nil || resp.Status != 200 {
+		t.Fatalf("fetch: %v %+v", err, resp)
+	}
+	one := `{"toString":"1","constructor":"2","a":"3","valueOf":"4"}`
+	if want := one + "\n" + one + "\n" + one; string(resp.Body) != want {
+		t.Errorf("custom metadata read back as\n%s\nwant\n%s", resp.Body, want)
+	}
+}

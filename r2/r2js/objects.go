@@ -159,18 +159,20 @@ func sortedStrings(vm *goja.Runtime, m map[string]string) *goja.Object {
 // (as they were written), then any others sorted.
 func orderedStrings(vm *goja.Runtime, m map[string]string, keys []string) *goja.Object {
 	obj := vm.NewObject()
-	done := 0
+	// Written keys are tracked here, not by asking obj: Get would find
+	// toString or constructor on the prototype and skip them.
+	set := make(map[string]bool, len(m))
 	for _, k := range keys {
-		if v, ok := m[k]; ok && obj.Get(k) == nil {
+		if v, ok := m[k]; ok && !set[k] {
 			obj.Set(k, v)
-			done++
+			set[k] = true
 		}
 	}
-	if done == len(m) {
+	if len(set) == len(m) {
 		return obj
 	}
 	for _, k := range slices.Sorted(maps.Keys(m)) {
-		if obj.Get(k) == nil {
+		if !set[k] {
 			obj.Set(k, m[k])
 		}
 	}
