@@ -1,6 +1,8 @@
 package worker
 
 import (
+	"unicode/utf16"
+
 	"github.com/dop251/goja"
 )
 
@@ -42,19 +44,7 @@ func registerJSONNatives(set func(string, nativeFunc)) {
 }
 
 // utf16Of is v's string as UTF-16 code units.
-func utf16Of(v goja.Value) []uint16 {
-	s := v.String()
-	out := make([]uint16, 0, len(s))
-	for _, r := range s {
-		if r >= 0x10000 {
-			r -= 0x10000
-			out = append(out, uint16(0xD800+(r>>10)), uint16(0xDC00+(r&0x3FF)))
-			continue
-		}
-		out = append(out, uint16(r))
-	}
-	return out
-}
+func utf16Of(v goja.Value) []uint16 { return utf16.Encode([]rune(v.String())) }
 
 type jsonScan struct {
 	s    []uint16

@@ -161,13 +161,6 @@ func (c *fetchClass) href(s string) goja.Value {
 	return v
 }
 
-func nullish(v goja.Value) goja.Value {
-	if v == nil {
-		return goja.Null()
-	}
-	return v
-}
-
 func (c *fetchClass) signalOf(r *jsRequest) *goja.Object {
 	if r.signal == nil {
 		follow := goja.Value(goja.Null())

@@ -124,7 +124,7 @@ func (c *fetchClass) construct(body, init, newTarget goja.Value) *goja.Object {
 			s = int(f)
 		}
 		if !(s >= 200 && s <= 599) && !(s == 101 && !isNullish(dictGet(d, "webSocket"))) {
-			panic(c.rangeError("Responses may only be constructed with status codes in the range 200 to 599, inclusive."))
+			panic(rangeError(c.iso.vm, "Responses may only be constructed with status codes in the range 200 to 599, inclusive."))
 		}
 		r.status = s
 	}
@@ -159,22 +159,13 @@ func (c *fetchClass) construct(body, init, newTarget goja.Value) *goja.Object {
 		}
 		r.webSocket = ws
 		if r.status != 101 {
-			panic(c.rangeError("Responses with a WebSocket must have status code 101."))
+			panic(rangeError(c.iso.vm, "Responses with a WebSocket must have status code 101."))
 		}
 	}
 	if cf := dictGet(d, "cf"); !goja.IsUndefined(cf) {
 		r.cf = cf
 	}
 	return c.instance(r, c.resCtor, c.resProto, newTarget)
-}
-
-func (c *fetchClass) rangeError(msg string) *goja.Object {
-	ctor, _ := c.iso.vm.Get("RangeError").(*goja.Object)
-	o, err := c.iso.vm.New(ctor, c.iso.vm.ToValue(msg))
-	if err != nil {
-		panic(err)
-	}
-	return o
 }
 
 // setDefault sets a trusted header (a lowercase name) unless present.
