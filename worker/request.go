@@ -215,8 +215,8 @@ func registerRequestNatives(set func(string, nativeFunc)) {
 	set("requestConstruct", func(iso *isolate, call goja.FunctionCall) goja.Value {
 		return iso.fetchClass().constructRequest(call)
 	})
-	// requestAbort(request, reason) fires the signal of a request whose
-	// caller went away.
+	// requestSignal(request) is the request's AbortSignal (made on first
+	// use), which the prelude fires when the caller went away.
 	set("requestSignal", func(iso *isolate, call goja.FunctionCall) goja.Value {
 		c := iso.fetchClass()
 		return c.signalOf(c.request(call.Argument(0)))

@@ -285,12 +285,12 @@ function callFetch(handler, request, env, ctx) {
   throw new Error("Handler does not export a fetch() function.");
 }
 
-// dispatch builds the incoming request (into box[1]) and runs the fetch
-// handler on it, all in one call from Go (goja starts its stack afresh for
-// each). It returns what the handler returned, or throws what it threw; Go
-// waits for a promise (fetch.go). A Response, returned as it is or by an
-// async handler that finished without waiting, is serialized at once into
-// box[0], and box is returned.
+// dispatch runs the fetch handler on the incoming request (built in Go),
+// all in one call from Go (goja starts its stack afresh for each). It
+// returns what the handler returned, or throws what it threw; Go waits for
+// a promise (fetch.go). A Response, returned as it is or by an async
+// handler that finished without waiting, is handed to Go at once
+// (native.responseOut), and box is returned to say so.
 internal.dispatch = (handler, env, box, request, props) => {
   const ctx = Object.create(ExecutionContext.prototype); // as new ExecutionContext(kCreate)
   ctx.props = props === undefined ? {} : props;
