@@ -32,7 +32,7 @@ type headerEntry struct {
 type jsHeaders struct {
 	entries   []headerEntry // sorted by name, stable
 	immutable bool
-	props     *ownProps // properties script set on the object (rare)
+	dynProps  // properties script set on the object (rare)
 }
 
 // ownProps are the own properties of a native object, in the order they
@@ -40,55 +40,6 @@ type jsHeaders struct {
 type ownProps struct {
 	keys []string
 	vals map[string]goja.Value
-}
-
-func (h *jsHeaders) Get(key string) goja.Value {
-	if h.props == nil {
-		return nil
-	}
-	return h.props.vals[key]
-}
-
-func (h *jsHeaders) Set(key string, v goja.Value) bool {
-	if h.props == nil {
-		h.props = &ownProps{vals: map[string]goja.Value{}}
-	}
-	if _, ok := h.props.vals[key]; !ok {
-		h.props.keys = append(h.props.keys, key)
-	}
-	h.props.vals[key] = v
-	return true
-}
-
-func (h *jsHeaders) Has(key string) bool {
-	if h.props == nil {
-		return false
-	}
-	_, ok := h.props.vals[key]
-	return ok
-}
-
-func (h *jsHeaders) Delete(key string) bool {
-	if h.props == nil {
-		return true
-	}
-	if _, ok := h.props.vals[key]; ok {
-		delete(h.props.vals, key)
-		for i, k := range h.props.keys {
-			if k == key {
-				h.props.keys = append(h.props.keys[:i], h.props.keys[i+1:]...)
-				break
-			}
-		}
-	}
-	return true
-}
-
-func (h *jsHeaders) Keys() []string {
-	if h.props == nil {
-		return nil
-	}
-	return h.props.keys
 }
 
 // find returns the index of name's first entry and whether there is one;
