@@ -8,6 +8,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/dop251/goja/ast"
 	"github.com/evanw/esbuild/pkg/api"
 )
 
@@ -103,18 +104,20 @@ func bundle(dir, main string, node NodeMode, sourceMap bool) (BundleResult, erro
 		return BundleResult{}, projectErr("", "project directory %s: %v", dir, err)
 	}
 	res := build(abs, main, gojaGaps, node, sourceMap)
+	var prog *ast.Program // the bundle's, once parsed
 	if len(res.Errors) == 0 {
 		if code, ok := jsOutput(res); ok {
-			quoted, _, err := quoteAccessorNamedFields(code)
+			quoted, p, _, err := quoteAccessorNamedFields(code)
 			if err == nil {
 				setJSOutput(res, quoted)
+				prog = p
 			} else {
 				res = build(abs, main, loweredFields(), node, sourceMap)
 			}
 		}
 	}
 	if code, ok := jsOutput(res); ok && len(res.Errors) == 0 {
-		setJSOutput(res, translateUnicodeRegExps(code))
+		setJSOutput(res, translateUnicodeRegExps(code, prog))
 	}
 	warnings := make([]string, 0, len(res.Warnings))
 	for _, m := range res.Warnings {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/dop251/goja/ast"
 	"github.com/dop251/goja/parser"
 )
 
@@ -34,33 +35,35 @@ var errFieldRewrite = errors.New("quote accessor-named class fields")
 
 // quoteAccessorNamedFields returns code with every class field named get,
 // set or async that has an initializer quoted, and how many it quoted. The
-// result parses in goja, or the error says why it could not be made to.
-func quoteAccessorNamedFields(code []byte) ([]byte, int, error) {
+// result parses in goja (its program is returned too, so that later
+// rewrites need not parse it again), or the error says why it could not
+// be made to.
+func quoteAccessorNamedFields(code []byte) ([]byte, *ast.Program, int, error) {
 	src := string(code)
 	fixed := 0
 	lastAt := -1
 	for round := 0; ; round++ {
-		_, err := parser.ParseFile(nil, "index.js", src, 0)
+		prog, err := parser.ParseFile(nil, "index.js", src, 0)
 		if err == nil {
-			return []byte(src), fixed, nil
+			return []byte(src), prog, fixed, nil
 		}
 		if round >= maxFieldRewrites {
-			return nil, fixed, fmt.Errorf("%w: more than %d fields", errFieldRewrite, maxFieldRewrites)
+			return nil, nil, fixed, fmt.Errorf("%w: more than %d fields", errFieldRewrite, maxFieldRewrites)
 		}
 		line, col, msg, ok := firstParseError(err)
 		if !ok || msg != "Unexpected token =" {
-			return nil, fixed, fmt.Errorf("%w: %v", errFieldRewrite, err)
+			return nil, nil, fixed, fmt.Errorf("%w: %v", errFieldRewrite, err)
 		}
 		at, ok := offsetOf(src, line, col)
 		if ok {
 			at, ok = equalsAt(src, at)
 		}
 		if !ok || at <= lastAt {
-			return nil, fixed, fmt.Errorf("%w: cannot place %v", errFieldRewrite, err)
+			return nil, nil, fixed, fmt.Errorf("%w: cannot place %v", errFieldRewrite, err)
 		}
 		start, end, ok := nameBefore(src, at)
 		if !ok {
-			return nil, fixed, fmt.Errorf("%w: %v is not after get, set or async", errFieldRewrite, err)
+			return nil, nil, fixed, fmt.Errorf("%w: %v is not after get, set or async", errFieldRewrite, err)
 		}
 		src = src[:start] + `"` + src[start:end] + `"` + src[end:]
 		lastAt = at + 2

@@ -22,7 +22,7 @@ func TestQuoteAccessorNamedFields(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			got, n, err := quoteAccessorNamedFields([]byte(c.src))
+			got, _, n, err := quoteAccessorNamedFields([]byte(c.src))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -42,7 +42,7 @@ func TestQuoteAccessorNamedFields_refusesOtherErrors(t *testing.T) {
 		"class A { other = = 1 }", // '=' not after get/set/async
 		"class A { #get = = 1 }",
 	} {
-		if _, _, err := quoteAccessorNamedFields([]byte(src)); !errors.Is(err, errFieldRewrite) {
+		if _, _, _, err := quoteAccessorNamedFields([]byte(src)); !errors.Is(err, errFieldRewrite) {
 			t.Errorf("%q: err = %v, want errFieldRewrite", src, err)
 		}
 	}
@@ -55,7 +55,7 @@ func TestQuoteAccessorNamedFields_boundedRounds(t *testing.T) {
 		b.WriteString("  get = 1;\n")
 	}
 	b.WriteString("}\n")
-	if _, n, err := quoteAccessorNamedFields([]byte(b.String())); !errors.Is(err, errFieldRewrite) || n != maxFieldRewrites {
+	if _, _, n, err := quoteAccessorNamedFields([]byte(b.String())); !errors.Is(err, errFieldRewrite) || n != maxFieldRewrites {
 		t.Fatalf("n = %d, err = %v; want the bound to stop it", n, err)
 	}
 }

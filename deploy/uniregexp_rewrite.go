@@ -16,15 +16,18 @@ import (
 // makes of a /…/u literal with \p{…} and of any /…/v literal — and each
 // regexp literal with either, so that its pattern goja can run
 // (translateUnicodePattern). A bundle with none, or that goja cannot
-// parse, comes back unchanged.
-func translateUnicodeRegExps(code []byte) []byte {
+// parse, comes back unchanged. prog is code's program when the caller has
+// it (nil: parsed here, only if code has anything to translate).
+func translateUnicodeRegExps(code []byte, prog *ast.Program) []byte {
 	if !bytes.Contains(code, []byte(`\p{`)) && !bytes.Contains(code, []byte(`\P{`)) && !bytes.Contains(code, []byte(`"v")`)) {
 		return code
 	}
 	src := string(code)
-	prog, err := parser.ParseFile(nil, "index.js", src, 0)
-	if err != nil {
-		return code
+	if prog == nil {
+		var err error
+		if prog, err = parser.ParseFile(nil, "index.js", src, 0); err != nil {
+			return code
+		}
 	}
 	type edit struct {
 		at, end int

@@ -41,7 +41,7 @@ func TestTranslateUnicodeRegExps(t *testing.T) {
 		// compiled once, but each evaluation is a fresh object, as a literal's is
 		{`(() => { const f = () => new RegExp("\\p{L}", "gu"); const a = f(); a.test("ab"); const b = f(); return [a === b, a.lastIndex, b.lastIndex, b.flags, b instanceof RegExp].join() })()`, "false,1,0,gu,true"},
 	} {
-		code := translateUnicodeRegExps([]byte("var r = " + c.src + ";"))
+		code := translateUnicodeRegExps([]byte("var r = "+c.src+";"), nil)
 		vm := goja.New()
 		v, err := vm.RunString(string(code) + "String(r)")
 		if err != nil || v.String() != c.want {
@@ -62,11 +62,11 @@ func TestTranslateUnicodeRegExpsLeaves(t *testing.T) {
 		`var r = new RegExp("[\\q{abc}]", "v");`,
 		`var s = "\\p{L}";`,
 	} {
-		if got := string(translateUnicodeRegExps([]byte(src))); got != src {
+		if got := string(translateUnicodeRegExps([]byte(src), nil)); got != src {
 			t.Errorf("%s was rewritten to %s", src, got)
 		}
 	}
-	if !strings.Contains(string(translateUnicodeRegExps([]byte(`var r = new RegExp("\\p{L}", "u");`))), `\\u{`) {
+	if !strings.Contains(string(translateUnicodeRegExps([]byte(`var r = new RegExp("\\p{L}", "u");`), nil)), `\\u{`) {
 		t.Error("a \\p{L} construction was not rewritten")
 	}
 }
