@@ -29,11 +29,7 @@ func translateUnicodeRegExps(code []byte, prog *ast.Program) []byte {
 			return code
 		}
 	}
-	type edit struct {
-		at, end int
-		text    string
-	}
-	var edits []edit
+	var edits []argEdit
 	cached := 0
 	seen := map[any]bool{} // a node can be reachable twice
 	walkAST(reflect.ValueOf(prog), func(n any) {
@@ -45,7 +41,7 @@ func translateUnicodeRegExps(code []byte, prog *ast.Program) []byte {
 		case *ast.RegExpLiteral:
 			if pattern, flags, ok := translated(n.Pattern, n.Flags); ok {
 				at := int(n.Idx) - 1
-				edits = append(edits, edit{at, at + len(n.Literal), "/" + pattern + "/" + flags})
+				edits = append(edits, argEdit{at, at + len(n.Literal), "/" + pattern + "/" + flags})
 			}
 		case *ast.NewExpression:
 			if e, ok := regExpArgs(n.Callee, n.ArgumentList); ok {
@@ -55,11 +51,11 @@ func translateUnicodeRegExps(code []byte, prog *ast.Program) []byte {
 				// sit in a loop).
 				e.text = fmt.Sprintf("%s(%d, %s)", cacheFunc, cached, e.text)
 				cached++
-				edits = append(edits, edit(e))
+				edits = append(edits, e)
 			}
 		case *ast.CallExpression:
 			if e, ok := regExpArgs(n.Callee, n.ArgumentList); ok {
-				edits = append(edits, edit(e))
+				edits = append(edits, e)
 			}
 		}
 	})
@@ -84,6 +80,7 @@ func translateUnicodeRegExps(code []byte, prog *ast.Program) []byte {
 // cacheFunc names the function that holds the compiled patterns.
 const cacheFunc = "__celldRegExp"
 
+// argEdit replaces code[at:end] with text.
 type argEdit struct {
 	at, end int
 	text    string
