@@ -133,22 +133,20 @@ func (ra *residentAlarm) startLocked(due int64, prepare bool) {
 // armPlain sets the timer of the alarm due at due, if that is still the
 // alarm held, to fire at its time unprepared.
 func (r *resident) armPlain(due int64) {
-	ra := &r.alarm
-	ra.mu.Lock()
-	defer ra.mu.Unlock()
-	if ra.stopped || !ra.set || ra.due != due || !ra.ready {
-		return
-	}
-	if ra.timer != nil {
-		ra.timer.Stop()
-	}
-	ra.startLocked(due, false)
+	r.rearm(due, time.Time{}, time.Until(time.UnixMilli(due)))
 }
 
 // armRetry sets the timer of the alarm due at due, if that is still the
 // alarm held, to try preparing it again after wait (its preparation
 // still counted from from).
 func (r *resident) armRetry(due int64, from time.Time, wait time.Duration) {
+	r.rearm(due, from, wait)
+}
+
+// rearm replaces the timer of the alarm due at due, if that is still the
+// alarm held, with one that fires after wait (a preparation counted from
+// from; zero: unprepared).
+func (r *resident) rearm(due int64, from time.Time, wait time.Duration) {
 	ra := &r.alarm
 	ra.mu.Lock()
 	defer ra.mu.Unlock()
